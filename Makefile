@@ -1,0 +1,71 @@
+# Unbound Steady: build, run and test the fork of Unbound.
+# The base (Debian's unbound source package) is fetched into build/, never
+# committed; patches/ holds the fork. See README.md and CONTRIBUTING.md.
+
+# ./configure writes config.mk; variables given to make override it.
+-include config.mk
+
+# Installation prefix; /etc/unbound, /run/unbound.pid and the root key stay
+# at Debian's paths whatever it is (see scripts/build.sh).
+PREFIX ?= /usr/local
+# Extra ./configure options, e.g. CONFIGURE_FLAGS="--with-pidfile=/x.pid".
+CONFIGURE_FLAGS ?=
+# A directory holding the base's tarballs, to build without apt.
+BASE_DIR ?=
+# Loopback port for make run.
+PORT ?= 5353
+export PREFIX CONFIGURE_FLAGS BASE_DIR
+
+B := build
+SRC := $(B)/src
+FORK := $(B)/fork
+STOCK := $(B)/stock
+PATCHLEVEL = $(shell git -C $(SRC) rev-list --count base..HEAD 2>/dev/null || echo unknown)
+
+.PHONY: all deps base src export-patches fork stock build run test \
+	upstream-test install clean distclean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+# build/base: the pristine base, orig tarball plus Debian's patch series.
+$(B)/base/.stamp: base.pin scripts/fetch-base.sh scripts/unpack-base.sh
+	@scripts/install-deps.sh
+	rm -rf $(B)/base
+	debtar=$$(scripts/fetch-base.sh $(B)/dl | tail -n 1) && \
+		scripts/unpack-base.sh $(B)/dl "$$debtar" $(B)/base
+	touch $@
+base: $(B)/base/.stamp
+
+# build/src: git work tree, base commit tagged "base" plus one per patch.
+src: base
+	@scripts/make-src.sh $(B)/base patches $(SRC)
+
+export-patches:
+	@scripts/export-patches.sh $(SRC) patches
+
+# Both builds use the same configure options and flags.
+fork: src
+	STEADY_PATCHLEVEL=$(PATCHLEVEL) scripts/build.sh $(SRC) $(FORK)
+
+stock: base
+	scripts/build.sh $(B)/base $(STOCK)
+
+build: deps fork
+
+run: build
+	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)
+
+test: build
+	testcode/run-tests.sh $(FORK)
+
+install: build
+	$(MAKE) -C $(FORK) install DESTDIR="$(DESTDIR)"
+
+clean:
+	rm -rf $(FORK) $(STOCK) $(B)/run $(B)/test
+
+distclean:
+	rm -rf $(B)

@@ -1,0 +1,85 @@
+#!/bin/sh
+# Configure (when the options changed) and build an Unbound source tree out
+# of tree, with the configure options of Debian's own package.
+usage="usage: build.sh SRCDIR BUILDDIR
+  environment:
+  PREFIX           installation prefix (default /usr/local)
+  CONFIGURE_FLAGS  extra ./configure options, appended last so they win
+  STEADY_PATCHLEVEL  fork patch level shown by unbound -V (fork builds)
+  EXTRA_CFLAGS     appended to Debian's CFLAGS (e.g. sanitizers)
+  JOBS             parallel make jobs (default: number of CPUs)"
+
+set -eu
+[ $# -eq 2 ] || { echo "$usage" >&2; exit 2; }
+src=$(cd "$1" && pwd)
+mkdir -p "$2"
+bld=$(cd "$2" && pwd)
+die() { echo "build: error: $*" >&2; exit 1; }
+[ -x "$src/configure" ] || die "$src has no configure script"
+
+# Debian's daemon build (debian/rules, first build), with the machine's
+# Debian build flags. The paths an operator's config and scripts rely on
+# (/etc/unbound, /run/unbound.pid, the root key) are Debian's whatever the
+# PREFIX, so an installed fork reads the same files as the package.
+prefix=${PREFIX:-/usr/local}
+set -- --prefix="$prefix" --sysconfdir=/etc --localstatedir=/var \
+	--runstatedir=/run \
+	--with-pythonmodule --with-pyunbound \
+	--enable-subnet --enable-dnstap --enable-systemd \
+	--enable-cachedb --with-libhiredis --with-libnghttp2 \
+	--with-chroot-dir= --with-dnstap-socket-path=/run/dnstap.sock \
+	--disable-rpath --with-pidfile=/run/unbound.pid --with-libevent \
+	--enable-tfo-client --with-rootkey-file=/usr/share/dns/root.key \
+	--enable-tfo-server
+# CONFIGURE_FLAGS is shell words, quoting allowed (./configure writes it so).
+eval "set -- \"\$@\" ${CONFIGURE_FLAGS:-}"
+
+if command -v dpkg-buildflags >/dev/null; then
+	export DEB_BUILD_MAINT_OPTIONS=hardening=+all
+	CFLAGS=$(dpkg-buildflags --get CFLAGS)
+	CPPFLAGS=$(dpkg-buildflags --get CPPFLAGS)
+	LDFLAGS=$(dpkg-buildflags --get LDFLAGS)
+else
+	CFLAGS="-g -O2" CPPFLAGS="" LDFLAGS=""
+fi
+CFLAGS="$CFLAGS ${EXTRA_CFLAGS:-}"
+LDFLAGS="$LDFLAGS ${EXTRA_LDFLAGS:-}"
+[ -z "${STEADY_PATCHLEVEL:-}" ] ||
+	CPPFLAGS="$CPPFLAGS -DSTEADY_PATCHLEVEL=$STEADY_PATCHLEVEL"
+export CFLAGS CPPFLAGS LDFLAGS
+# Debian's own Python for the Python module, not another python3 that may
+# come first on PATH.
+if [ -z "${PYTHON:-}" ] && [ -x /usr/bin/python3 ]; then
+	PYTHON=/usr/bin/python3
+	export PYTHON
+fi
+# Python's module directory as Debian sets it, so install stays in PREFIX.
+PYTHON_SITE_PKG=${PYTHON_SITE_PKG:-$prefix/lib/python3/dist-packages}
+export PYTHON_SITE_PKG
+
+cd "$bld"
+want=$(printf '%s\n' "$src" "$@" "$CFLAGS" "$CPPFLAGS" "$LDFLAGS" "$PYTHON_SITE_PKG" "${PYTHON:-}")
+if [ ! -f Makefile ] || [ "$(cat .configure-args 2>/dev/null)" != "$want" ]; then
+	rm -f .configure-args
+	"$src/configure" "$@" > configure.log 2>&1 || {
+		tail -n 30 configure.log >&2
+		die "configure failed in $bld (full log: $bld/configure.log)"
+	}
+	printf '%s\n' "$want" > .configure-args
+fi
+
+# The tarball ships a pre-generated lexer and parser; patches change only
+# configlexer.lex and configparser.y, so generate both here from the tree's
+# sources whenever those change, whatever the file dates say.
+gen=$(cat "$src/util/configlexer.lex" "$src/util/configparser.y" | sha256sum)
+if [ "$(cat .parser-stamp 2>/dev/null)" != "$gen" ]; then
+	mkdir -p util
+	rm -f util/configlexer.c util/configparser.c util/configparser.h
+	make -W "$src/util/configparser.y" util/configparser.c >/dev/null
+	make -W "$src/util/configlexer.lex" util/configlexer.c >/dev/null
+	echo "$gen" > .parser-stamp
+fi
+make -j"${JOBS:-$(nproc)}" > make.log 2>&1 || {
+	grep -E 'error|Error' make.log | head -n 30 >&2
+	die "make failed in $bld (full log: $bld/make.log)"
+}

@@ -1,0 +1,65 @@
+#!/bin/sh
+# Run every test of Unbound Steady against a built fork: upstream's own
+# suites in the build directory, then ours. Ends with "N passed, N failed".
+usage="usage: run-tests.sh BUILDDIR [TEST ...]
+  TEST names one of: upstream-unit upstream-tdir fetch-errors smoke install
+  (default: all). Logs go to build/test/."
+
+set -u
+[ $# -ge 1 ] || { echo "$usage" >&2; exit 2; }
+bld=$(cd "$1" && pwd) || exit 2
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+logs=$top/build/test
+mkdir -p "$logs"
+[ $# -gt 0 ] || set -- upstream-unit upstream-tdir fetch-errors smoke install
+
+# Debian's Python, where python3-dnspython is installed (a python3 earlier
+# on PATH, e.g. from pyenv, may lack it).
+PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)}
+passed=0 failed=0 failed_names=""
+# run NAME CMD...: one test, its output in build/test/NAME.log; the log is
+# shown when it fails, and its summary lines always.
+run() {
+	name=$1; shift
+	start=$(date +%s)
+	"$@" > "$logs/$name.log" 2>&1
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	grep -E '^upstream( tdir)?( (PASS|FAIL|SKIP))?:' "$logs/$name.log"
+	# A suite that counts its own tests ("...: N passed, M failed") adds
+	# those counts; any other test counts as one.
+	sub=$(grep -E '^[a-z ]+: [0-9]+ passed, [0-9]+ failed' "$logs/$name.log" | tail -n 1)
+	np=1 nf=0
+	if [ -n "$sub" ]; then
+		np=$(echo "$sub" | sed 's/^[a-z ]*: \([0-9]*\) passed.*/\1/')
+		nf=$(echo "$sub" | sed 's/.* \([0-9]*\) failed.*/\1/')
+	fi
+	if [ $rc -eq 0 ]; then
+		echo "PASS: $name (${secs}s)"
+	else
+		sed 's/^/    /' "$logs/$name.log" | tail -n 60
+		echo "FAIL: $name (${secs}s, exit $rc, log: $logs/$name.log)"
+		[ -n "$sub" ] && [ "$nf" -gt 0 ] || nf=$((nf + 1))
+		[ -n "$sub" ] || np=0
+		failed_names="$failed_names $name"
+	fi
+	passed=$((passed + np))
+	failed=$((failed + nf))
+}
+
+for t; do
+	case $t in
+	upstream-unit) run upstream-unit "$here/upstream-unit.sh" "$bld" ;;
+	upstream-tdir) run upstream-tdir "$here/upstream-tdir.sh" "$bld" ;;
+	fetch-errors) run fetch-errors "$here/test_fetch_errors.sh" "$top/build/dl" ;;
+	smoke) run smoke "$PYTHON" "$here/test_smoke.py" "$bld" ;;
+	install) run install "$here/test_install.sh" "$bld" ;;
+	*) echo "run-tests: unknown test $t" >&2; echo "$usage" >&2; exit 2 ;;
+	esac
+done
+
+[ -z "$failed_names" ] || echo "failed:$failed_names"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

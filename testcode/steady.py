@@ -1,0 +1,128 @@
+"""Helpers for Unbound Steady's integration tests: start the built unbound
+on loopback with the embedded default config, query it, read its statistics
+and stop it by PID. Used by the test_*.py scripts in this directory."""
+
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import dns.message
+import dns.query
+import dns.rcode
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port():
+    """A loopback port that is free for both UDP and TCP right now."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+            u.bind(("127.0.0.1", 0))
+            port = u.getsockname()[1]
+            try:
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t:
+                    t.bind(("127.0.0.1", port))
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t:
+                    t.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            if port < 65000:
+                return port
+
+
+class Unbound:
+    """One unbound process started from BUILDDIR with the demo config in
+    RUNDIR. extra_conf is appended to the server: clause."""
+
+    def __init__(self, builddir, rundir, extra_conf=""):
+        self.builddir = os.path.abspath(builddir)
+        self.rundir = os.path.abspath(rundir)
+        self.port = free_port()
+        self.control_port = self.port + 1
+        self.conf = subprocess.check_output(
+            [os.path.join(TOP, "scripts", "demo-conf.sh"), self.rundir,
+             str(self.port), str(self.control_port)], text=True).strip()
+        if extra_conf:
+            with open(self.conf) as f:
+                text = f.read()
+            text = text.replace("server:\n", "server:\n" + extra_conf + "\n", 1)
+            with open(self.conf, "w") as f:
+                f.write(text)
+        self.proc = None
+        self.log = os.path.join(self.rundir, "unbound.log")
+
+    def bin(self, name):
+        return os.path.join(self.builddir, name)
+
+    def start(self, timeout=20):
+        subprocess.run([self.bin("unbound-checkconf"), self.conf], check=True,
+                       stdout=subprocess.DEVNULL)
+        self.logf = open(self.log, "w")
+        self.proc = subprocess.Popen([self.bin("unbound"), "-d", "-c", self.conf],
+                                     stdout=self.logf, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("unbound exited at start-up:\n" + self.read_log())
+            r = self.control("status", check=False)
+            if r.returncode == 0 and "is running" in r.stdout:
+                return self
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("unbound did not come up:\n" + self.read_log())
+
+    def read_log(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def control(self, *args, check=True):
+        r = subprocess.run([self.bin("unbound-control"), "-c", self.conf] + list(args),
+                           capture_output=True, text=True, timeout=30)
+        if check and r.returncode != 0:
+            raise RuntimeError("unbound-control %s failed: %s%s" % (
+                " ".join(args), r.stdout, r.stderr))
+        return r
+
+    def stats(self, cmd="stats_noreset"):
+        """The statistics as a dict name -> str value; every line must be
+        exactly one name=value (as scrapers such as unbound_exporter need)."""
+        out = self.control(cmd).stdout
+        stats = {}
+        for line in out.splitlines():
+            name, sep, value = line.partition("=")
+            assert sep and name and "=" not in value, "bad stats line %r" % line
+            stats[name] = value
+        return stats
+
+    def query(self, name, rdtype="A", timeout=2.0):
+        q = dns.message.make_query(name, rdtype)
+        return dns.query.udp(q, "127.0.0.1", port=self.port, timeout=timeout)
+
+    def stop(self, timeout=20):
+        """Stop by PID with SIGTERM; returns the exit status."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise RuntimeError("unbound did not stop on SIGTERM")
+        self.logf.close()
+        rc = self.proc.returncode
+        self.proc = None
+        return rc
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def rcode_text(msg):
+    return dns.rcode.to_text(msg.rcode())

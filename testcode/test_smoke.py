@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Smoke test: the built unbound with the embedded default config answers
+from the hyperlocal zone and through its wildcard CNAME via the iterator,
+sends nothing off the machine, reports statistics and stops cleanly."""
+
+import sys
+import tempfile
+import time
+
+import dns.rdatatype
+
+from steady import Unbound, rcode_text
+
+usage = "usage: test_smoke.py BUILDDIR"
+
+
+def rrsets(msg):
+    return {(str(r.name), dns.rdatatype.to_text(r.rdtype)): sorted(str(x) for x in r)
+            for r in msg.answer}
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(usage, file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="steady-smoke-") as rundir:
+        ub = Unbound(sys.argv[1], rundir)
+        ub.start()
+        try:
+            version = __import__("subprocess").run(
+                [ub.bin("unbound"), "-V"], capture_output=True, text=True).stdout
+            assert "Unbound Steady patch level" in version, version
+
+            r = ub.query("www.example.test.")
+            assert rcode_text(r) == "NOERROR", r
+            assert rrsets(r) == {("www.example.test.", "A"): ["192.0.2.80"]}, r
+
+            # A random label goes through the wildcard CNAME to the apex.
+            name = "smoke-%d.example.test." % time.monotonic_ns()
+            r = ub.query(name)
+            assert rcode_text(r) == "NOERROR", r
+            assert rrsets(r) == {
+                (name, "CNAME"): ["example.test."],
+                ("example.test.", "A"): ["192.0.2.1"]}, r
+
+            # Out of the zone: SERVFAIL at once, nothing sent anywhere.
+            t0 = time.monotonic()
+            r = ub.query("www.example.org.", timeout=5)
+            elapsed = time.monotonic() - t0
+            assert rcode_text(r) == "SERVFAIL", r
+            assert elapsed < 1.0, "out-of-zone SERVFAIL took %.2fs" % elapsed
+
+            # Ask the same name again: it must now come from the cache.
+            r = ub.query("www.example.test.")
+            assert rrsets(r) == {("www.example.test.", "A"): ["192.0.2.80"]}, r
+
+            st = ub.stats()
+            assert int(st["total.num.queries"]) == 4, st["total.num.queries"]
+            assert int(st["total.num.cachehits"]) >= 1, st
+            assert int(st["num.query.authzone.up"]) >= 2, st
+            assert int(st["num.query.udpout"]) == 0, st["num.query.udpout"]
+            assert int(st["num.query.tcpout"]) == 0, st["num.query.tcpout"]
+            assert int(st["rrset.cache.count"]) >= 2, st
+            assert "rrset.cache.max_collisions" in st, st
+            # stats_noreset does not reset
+            assert int(ub.stats()["total.num.queries"]) == 4
+        finally:
+            rc = ub.stop()
+        assert rc == 0, "unbound exited with %s:\n%s" % (rc, ub.read_log())
+        log = ub.read_log()
+        assert "service stopped" in log, log
+    print("test_smoke: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

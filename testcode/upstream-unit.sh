@@ -1,0 +1,23 @@
+#!/bin/sh
+# Run upstream's own test suite (make test: unittest, testbound -s and every
+# testdata/*.rpl replay) in a configured build directory.
+usage="usage: upstream-unit.sh BUILDDIR"
+
+set -u
+[ $# -eq 1 ] || { echo "$usage" >&2; exit 2; }
+cd "$1" || exit 2
+log=upstream-test.log
+make test > "$log" 2>&1
+rc=$?
+# make test prints "<file> OK" per replay test and stops at the first failure.
+passed=$(grep -c ' OK$' "$log")
+grep -q '^[0-9]* checks ok\.$' "$log" && passed=$((passed + 1))	# unittest
+grep -q '^selftest successful' "$log" && passed=$((passed + 1))	# testbound -s
+failed=0
+if [ $rc -ne 0 ]; then
+	failed=1
+	tail -n 40 "$log"
+	grep ' failed$' "$log" | sed 's/^/upstream FAIL: /'
+fi
+echo "upstream: $passed passed, $failed failed (log: $1/$log)"
+exit $rc
