@@ -22,7 +22,8 @@ if [ -d "$src/.git" ] && [ "${FORCE:-0}" != 1 ]; then
 	exit 0
 fi
 
-tmp="$src.tmp$$"
+mkdir -p "$(dirname "$src")"
+tmp="$(cd "$(dirname "$src")" && pwd)/$(basename "$src").tmp$$"
 rm -rf "$tmp"
 trap 'rm -rf "$tmp"' EXIT INT TERM
 cp -a "$base" "$tmp"

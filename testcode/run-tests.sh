@@ -2,7 +2,7 @@
 # Run every test of Unbound Steady against a built fork: upstream's own
 # suites in the build directory, then ours. Ends with "N passed, N failed".
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
-  TEST names one of: upstream-unit upstream-tdir fetch-errors smoke install
+  TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
   (default: all). Logs go to build/test/."
 
 set -u
@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 logs=$top/build/test
 mkdir -p "$logs"
-[ $# -gt 0 ] || set -- upstream-unit upstream-tdir fetch-errors smoke install
+[ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install
 
 # Debian's Python, where python3-dnspython is installed (a python3 earlier
 # on PATH, e.g. from pyenv, may lack it).
@@ -53,6 +53,7 @@ for t; do
 	case $t in
 	upstream-unit) run upstream-unit "$here/upstream-unit.sh" "$bld" ;;
 	upstream-tdir) run upstream-tdir "$here/upstream-tdir.sh" "$bld" ;;
+	roundtrip) run roundtrip "$here/test_roundtrip.sh" "$top/build/base" "$top/patches" ;;
 	fetch-errors) run fetch-errors "$here/test_fetch_errors.sh" "$top/build/dl" ;;
 	smoke) run smoke "$PYTHON" "$here/test_smoke.py" "$bld" ;;
 	install) run install "$here/test_install.sh" "$bld" ;;
