@@ -22,7 +22,7 @@ FORK := $(B)/fork
 STOCK := $(B)/stock
 PATCHLEVEL = $(shell git -C $(SRC) rev-list --count base..HEAD 2>/dev/null || echo unknown)
 
-.PHONY: all deps base src export-patches fork stock build run test \
+.PHONY: all deps base src export-patches fork stock hashbug build run test \
 	upstream-test install clean distclean
 
 all: build
@@ -55,17 +55,21 @@ stock: base
 
 build: deps fork
 
+# Test-only build with the wildcard-CNAME hash fix reverted (never shipped).
+hashbug: src
+	scripts/build-hashbug.sh $(SRC) $(B)/fork-hashbug
+
 run: build
 	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)
 
-test: build
+test: build hashbug
 	testcode/run-tests.sh $(FORK)
 
 install: build
 	$(MAKE) -C $(FORK) install DESTDIR="$(DESTDIR)"
 
 clean:
-	rm -rf $(FORK) $(STOCK) $(B)/run $(B)/test
+	rm -rf $(FORK) $(STOCK) $(B)/fork-hashbug $(B)/fork-hashbug.src $(B)/run $(B)/test
 
 distclean:
 	rm -rf $(B)

@@ -3,6 +3,7 @@
 # suites in the build directory, then ours. Ends with "N passed, N failed".
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
+  wildcard-hash wildcard-proof scrapers (wildcard-proof needs make hashbug)
   (default: all). Logs go to build/test/."
 
 set -u
@@ -13,7 +14,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 logs=$top/build/test
 mkdir -p "$logs"
-[ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install
+[ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install \
+	wildcard-hash wildcard-proof scrapers
 
 # Debian's Python, where python3-dnspython is installed (a python3 earlier
 # on PATH, e.g. from pyenv, may lack it).
@@ -57,6 +59,11 @@ for t; do
 	fetch-errors) run fetch-errors "$here/test_fetch_errors.sh" "$top/build/dl" ;;
 	smoke) run smoke "$PYTHON" "$here/test_smoke.py" "$bld" ;;
 	install) run install "$here/test_install.sh" "$bld" ;;
+	wildcard-hash) run wildcard-hash "$PYTHON" "$here/test_wildcard_hash.py" "$bld" ;;
+	wildcard-proof) run wildcard-proof env PYTHON="$PYTHON" \
+		"$here/test_wildcard_proof.sh" "$top/build/fork-hashbug" ;;
+	scrapers) run scrapers "$PYTHON" "$here/test_scrapers.py" "$bld" \
+		"$top/build/src" "$top/build/base" ;;
 	*) echo "run-tests: unknown test $t" >&2; echo "$usage" >&2; exit 2 ;;
 	esac
 done
