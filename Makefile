@@ -22,7 +22,7 @@ FORK := $(B)/fork
 STOCK := $(B)/stock
 PATCHLEVEL = $(shell git -C $(SRC) rev-list --count base..HEAD 2>/dev/null || echo unknown)
 
-.PHONY: all deps base src export-patches fork stock hashbug build run test \
+.PHONY: all deps base src export-patches fork stock hashbug stock-hashbug build run test \
 	upstream-test install clean distclean
 
 all: build
@@ -58,6 +58,10 @@ build: deps fork
 # Test-only build with the wildcard-CNAME hash fix reverted (never shipped).
 hashbug: src
 	scripts/build-hashbug.sh $(SRC) $(B)/fork-hashbug
+
+# The same bug in stock, for benchmarks.
+stock-hashbug: base
+	scripts/build-hashbug.sh $(B)/base $(B)/stock-hashbug
 
 run: build
 	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)

@@ -1,7 +1,8 @@
 #!/bin/sh
-# Test-only build: the fork's committed work tree with the upstream fix of
-# the wildcard-CNAME hash bug reverted, to prove the regression test fails
-# on that bug. Never installed or shipped.
+# Test-only build: a source tree (the fork's work tree, its committed
+# state, or the stock base) with the upstream fix of the wildcard-CNAME hash
+# bug reverted, to prove the regression test fails on that bug and to
+# benchmark the bug. Never installed or shipped.
 usage="usage: build-hashbug.sh SRCDIR BUILDDIR"
 
 set -eu
@@ -10,11 +11,19 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$1" && pwd)
 bld=$2
 tree=$bld.src
-head=$(git -C "$src" rev-parse HEAD)
+if [ -d "$src/.git" ]; then
+	head=$(git -C "$src" rev-parse HEAD)
+else
+	head="$src (not a git tree)"
+fi
 if [ "$(cat "$tree/.head" 2>/dev/null)" != "$head" ]; then
 	rm -rf "$tree"
 	mkdir -p "$tree"
-	git -C "$src" archive HEAD | tar -x -C "$tree"
+	if [ -d "$src/.git" ]; then
+		git -C "$src" archive HEAD | tar -x -C "$tree"
+	else
+		(cd "$src" && tar -cf - .) | tar -xf - -C "$tree"
+	fi
 	patch -s -d "$tree" -p1 < "$here/../testcode/patches/revert-az-change-dnames-hash-fix.patch"
 	echo "$head" > "$tree/.head"
 fi

@@ -68,7 +68,7 @@ def parse_answer(wire):
     return qid, flags & 0xf, rrs
 
 
-def burst(port, names, window=200, timeout=3.0):
+def burst(port, names, window=100, timeout=2.0):
     """Send one A query per name with at most `window` outstanding; return
     (parsed answers by name, names that timed out)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -77,7 +77,7 @@ def burst(port, names, window=200, timeout=3.0):
     pending = {}          # id -> (name, sent time)
     free_ids = list(range(65536))
     random.shuffle(free_ids)
-    answers, timeouts = {}, []
+    answers, timeouts, tries = {}, [], {}
     todo = list(reversed(names))
     while todo or pending:
         while todo and len(pending) < window:
@@ -103,9 +103,15 @@ def burst(port, names, window=200, timeout=3.0):
         now = time.monotonic()
         for qid, (name, sent) in list(pending.items()):
             if now - sent > timeout:
+                # UDP on a loaded 2-core machine can drop a datagram:
+                # ask again, a few times, before calling it a timeout
                 del pending[qid]
                 free_ids.insert(0, qid)
-                timeouts.append(name)
+                tries[name] = tries.get(name, 1) + 1
+                if tries[name] <= 3:
+                    todo.append(name)
+                else:
+                    timeouts.append(name)
     sock.close()
     return answers, timeouts
 
