@@ -3,7 +3,9 @@
 # suites in the build directory, then ours. Ends with "N passed, N failed".
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
-  wildcard-hash wildcard-proof scrapers (wildcard-proof needs make hashbug)
+  cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof scrapers
+  (wildcard-proof needs make hashbug) upstream-export check-series deb
+  (deb installs and purges the fork's packages on this machine, as root)
   (default: all). Logs go to build/test/."
 
 set -u
@@ -15,7 +17,8 @@ top=$(cd "$here/.." && pwd)
 logs=$top/build/test
 mkdir -p "$logs"
 [ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install \
-	wildcard-hash wildcard-proof scrapers
+	cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof scrapers \
+	upstream-export check-series deb
 
 # Debian's Python, where python3-dnspython is installed (a python3 earlier
 # on PATH, e.g. from pyenv, may lack it).
@@ -59,11 +62,19 @@ for t; do
 	fetch-errors) run fetch-errors "$here/test_fetch_errors.sh" "$top/build/dl" ;;
 	smoke) run smoke "$PYTHON" "$here/test_smoke.py" "$bld" ;;
 	install) run install "$here/test_install.sh" "$bld" ;;
+	cache-unit) run cache-unit sh "$here/cmocka/run.sh" "$bld" plain 3 ;;
+	cache-tsan) run cache-tsan sh "$here/cmocka/run.sh" "$bld" thread 5 ;;
+	cache-asan) run cache-asan sh "$here/cmocka/run.sh" "$bld" address 3 ;;
 	wildcard-hash) run wildcard-hash "$PYTHON" "$here/test_wildcard_hash.py" "$bld" ;;
 	wildcard-proof) run wildcard-proof env PYTHON="$PYTHON" \
 		"$here/test_wildcard_proof.sh" "$top/build/fork-hashbug" ;;
 	scrapers) run scrapers "$PYTHON" "$here/test_scrapers.py" "$bld" \
 		"$top/build/src" "$top/build/base" ;;
+	upstream-export) run upstream-export "$here/test_upstream_export.sh" \
+		"$top/build/base" "$top/build/dl" ;;
+	check-series) run check-series "$top/scripts/check-series.sh" --last 2 \
+		"$top/build/base" "$top/patches" "$top/build/check-series" ;;
+	deb) run deb sh -c 'make -C "$1" deb && "$2/test_deb.sh" "$1/build/deb"' sh "$top" "$here" ;;
 	*) echo "run-tests: unknown test $t" >&2; echo "$usage" >&2; exit 2 ;;
 	esac
 done

@@ -1,0 +1,213 @@
+/*
+ * Multithreaded stress test of util/storage/lruhash.c and slabhash.c for
+ * Unbound Steady: THREADS threads (more than the 2 cores) insert, look up,
+ * remove, clear, traverse and read statistics on tables that start with 2
+ * bins (so they grow, incrementally, many times) and are small enough to
+ * evict all the time. Bounded in time; checks the invariants at the end
+ * and, during the run, that every lookup returns the entry of its own key
+ * with the data value that key always gets. Meant to run under
+ * ThreadSanitizer and AddressSanitizer too (testcode/cmocka/run.sh).
+ * usage: lruhash_stress [seconds]
+ */
+#include "config.h"
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <time.h>
+#include <cmocka.h>
+#include "util/storage/lruhash.h"
+#include "util/storage/slabhash.h"
+#include "util/log.h"
+#include "util/locks.h"
+
+/** number of threads */
+#define THREADS 8
+/** key space */
+#define KEYS 20000
+
+/** test duration in seconds */
+static double duration = 2.0;
+
+/** per thread state */
+struct worker {
+	/** the table */
+	struct slabhash* sh;
+	/** thread number */
+	int num;
+	/** thread id */
+	ub_thread_type tid;
+	/** operations done */
+	long ops;
+	/** lookups that found their key */
+	long hits;
+	/** errors seen: a lookup returning a wrong entry or value */
+	long errors;
+	/** keys are 0 .. keys-1 */
+	int keys;
+};
+
+/** the data value that key id always gets */
+static int value_of(int id) { return id * 7 + 1; }
+
+/** monotonic seconds */
+static double
+now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/** hash of a key id; two ids share the low bits to make chains */
+static hashvalue_type
+hash_of(int id)
+{
+	return (hashvalue_type)(id / 2) * 2654435761u;
+}
+
+/** traverse callback */
+static void
+visit(struct lruhash_entry* e, void* arg)
+{
+	(void)e;
+	(*(long*)arg)++;
+}
+
+/** thread main */
+static void*
+work(void* arg)
+{
+	struct worker* w = (struct worker*)arg;
+	unsigned int seed = (unsigned)w->num * 7919u + 1;
+	double end = now() + duration;
+	while(w->ops % 256 != 0 || now() < end) {
+		int id = (int)(rand_r(&seed) % (unsigned)w->keys);
+		int op = (int)(rand_r(&seed) % 1000);
+		struct slabhash_testkey* k = calloc(1, sizeof(*k));
+		if(!k) abort();
+		k->id = id;
+		k->entry.hash = hash_of(id);
+		k->entry.key = k;
+		lock_rw_init(&k->entry.lock);
+		w->ops++;
+		if(op < 400) {
+			struct slabhash_testdata* d = calloc(1, sizeof(*d));
+			if(!d) abort();
+			d->data = value_of(id);
+			k->entry.data = d;
+			slabhash_insert(w->sh, k->entry.hash, &k->entry, d, NULL);
+			continue;
+		} else if(op < 950) {
+			struct lruhash_entry* e = slabhash_lookup(w->sh,
+				k->entry.hash, k, op & 1);
+			if(e) {
+				struct slabhash_testkey* ek =
+					(struct slabhash_testkey*)e->key;
+				w->hits++;
+				if(ek->id != id || ((struct slabhash_testdata*)
+					e->data)->data != value_of(id))
+					w->errors++;
+				lock_rw_unlock(&e->lock);
+			}
+		} else if(op < 995) {
+			slabhash_remove(w->sh, k->entry.hash, k);
+		} else if(op < 997) {
+			long n = 0;
+			slabhash_traverse(w->sh, 0, &visit, &n);
+		} else if(op < 999) {
+			long long a, b, c;
+			slabhash_get_collisions(w->sh, op & 1, &a, &b, &c);
+			(void)slabhash_get_mem(w->sh);
+			(void)count_slabhash_entries(w->sh);
+		} else if(rand_r(&seed) % 20 == 0) {
+			slabhash_clear(w->sh);
+		}
+		test_slabhash_delkey(k, NULL);
+	}
+	return NULL;
+}
+
+/** check one table's invariants after the run */
+static void
+check_lruhash(struct lruhash* t)
+{
+	struct lruhash_entry* p;
+	size_t c = 0;
+	lock_quick_lock(&t->lock);
+	for(p = t->lru_start; p; p = p->lru_next) {
+		if(p->lru_next)
+			assert_ptr_equal(p->lru_next->lru_prev, p);
+		else	assert_ptr_equal(t->lru_end, p);
+		c++;
+	}
+	assert_int_equal(c, t->num);
+	assert_int_equal(t->space_used, t->num *
+		test_slabhash_sizefunc(NULL, NULL));
+	assert_true(t->space_used <= t->space_max);
+	lock_quick_unlock(&t->lock);
+}
+
+/** run the threads on one table configuration, keys 0 .. keys-1 */
+static void
+stress(size_t slabs, size_t maxentries, int keys)
+{
+	struct worker w[THREADS];
+	struct slabhash* sh = slabhash_create(slabs, 2,
+		maxentries * test_slabhash_sizefunc(NULL, NULL),
+		test_slabhash_sizefunc, test_slabhash_compfunc,
+		test_slabhash_delkey, test_slabhash_deldata, NULL);
+	long ops = 0, hits = 0, errors = 0, seen = 0;
+	size_t i;
+	int t;
+	assert_non_null(sh);
+	for(t = 0; t < THREADS; t++) {
+		memset(&w[t], 0, sizeof(w[t]));
+		w[t].sh = sh;
+		w[t].num = t;
+		w[t].keys = keys;
+		ub_thread_create(&w[t].tid, work, &w[t]);
+	}
+	for(t = 0; t < THREADS; t++) {
+		ub_thread_join(w[t].tid);
+		ops += w[t].ops;
+		hits += w[t].hits;
+		errors += w[t].errors;
+	}
+	for(i = 0; i < sh->size; i++)
+		check_lruhash(sh->array[i]);
+	slabhash_traverse(sh, 1, &visit, &seen);
+	assert_int_equal((size_t)seen, count_slabhash_entries(sh));
+	printf("# stress slabs=%d max=%d: %ld ops, %ld hits, %ld entries at end\n",
+		(int)slabs, (int)maxentries, ops, hits, seen);
+	assert_int_equal(errors, 0);
+	assert_true(hits > 0);
+	slabhash_delete(sh);
+}
+
+/** one slab, room for all keys: many doublings, few evictions */
+static void
+test_stress_grow(void** state) { (void)state; stress(1, KEYS * 2, KEYS); }
+
+/** four slabs, small: eviction all the time while tables grow */
+static void
+test_stress_evict(void** state) { (void)state; stress(4, 3000, KEYS); }
+
+/** few hot keys in a table that holds most of them: the entries that are
+ * evicted are the ones being read, so eviction and lookups meet */
+static void
+test_stress_hot(void** state) { (void)state; stress(1, 200, 300); }
+
+int
+main(int argc, char* argv[])
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stress_grow),
+		cmocka_unit_test(test_stress_evict),
+		cmocka_unit_test(test_stress_hot),
+	};
+	if(argc > 1)
+		duration = atof(argv[1]);
+	log_init(NULL, 0, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,464 @@
+/*
+ * cmocka unit tests of util/storage/lruhash.c and slabhash.c of Unbound
+ * Steady: every API function, also while a table grows incrementally (old
+ * and new bin arrays both in use), and the second-chance lru policy.
+ * Built by testcode/cmocka/run.sh against the objects of a build directory.
+ */
+#include "config.h"
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "util/storage/lruhash.h"
+#include "util/storage/slabhash.h"
+#include "util/log.h"
+
+/** the number of test keys in the big tests */
+#define NKEYS 5000
+
+/** make a test key; its hash spreads ids over bins and slabs */
+static struct slabhash_testkey*
+newkey(int id)
+{
+	struct slabhash_testkey* k = calloc(1, sizeof(*k));
+	assert_non_null(k);
+	k->id = id;
+	k->entry.hash = (hashvalue_type)id * 2654435761u;
+	k->entry.key = k;
+	lock_rw_init(&k->entry.lock);
+	return k;
+}
+
+/** make test data holding a value */
+static struct slabhash_testdata*
+newdata(int v)
+{
+	struct slabhash_testdata* d = calloc(1, sizeof(*d));
+	assert_non_null(d);
+	d->data = v;
+	return d;
+}
+
+/** free a key that was not inserted */
+static void
+freekey(struct slabhash_testkey* k)
+{
+	test_slabhash_delkey(k, NULL);
+}
+
+/** new table with start size 2 and room for maxnum entries */
+static struct lruhash*
+newtable(size_t maxnum)
+{
+	struct lruhash* t = lruhash_create(2,
+		maxnum * test_slabhash_sizefunc(NULL, NULL),
+		test_slabhash_sizefunc, test_slabhash_compfunc,
+		test_slabhash_delkey, test_slabhash_deldata, NULL);
+	assert_non_null(t);
+	return t;
+}
+
+/** insert id with data value v */
+static void
+put(struct lruhash* t, int id, int v)
+{
+	struct slabhash_testkey* k = newkey(id);
+	k->entry.data = newdata(v);
+	lruhash_insert(t, k->entry.hash, &k->entry, k->entry.data, NULL);
+}
+
+/** look up id: the data value, or -1 if absent */
+static int
+get(struct lruhash* t, int id)
+{
+	struct slabhash_testkey* k = newkey(id);
+	struct lruhash_entry* e = lruhash_lookup(t, k->entry.hash, k, 0);
+	int v = -1;
+	if(e) {
+		assert_int_equal(((struct slabhash_testkey*)e->key)->id, id);
+		v = ((struct slabhash_testdata*)e->data)->data;
+		lock_rw_unlock(&e->lock);
+	}
+	freekey(k);
+	return v;
+}
+
+/** count the entries of a bin */
+static size_t
+bin_len(struct lruhash_bin* b)
+{
+	size_t n = 0;
+	struct lruhash_entry* e;
+	for(e = b->overflow_list; e; e = e->overflow_next)
+		n++;
+	return n;
+}
+
+/** check the table's invariants: lru list, counts, space, every entry in
+ * the bin where lookups look for it */
+static void
+check_table(struct lruhash* t)
+{
+	struct lruhash_entry* p;
+	size_t c = 0, inbins = 0, i;
+	lock_quick_lock(&t->lock);
+	assert_true(t->size_mask == (int)t->size - 1);
+	if(t->old_array) {
+		assert_int_equal(t->old_size * 2, t->size);
+		assert_true(t->migrate_idx < t->old_size);
+	}
+	for(p = t->lru_start; p; p = p->lru_next) {
+		if(p->lru_next)
+			assert_ptr_equal(p->lru_next->lru_prev, p);
+		c++;
+	}
+	assert_int_equal(c, t->num);
+	assert_int_equal(t->space_used, t->num *
+		test_slabhash_sizefunc(NULL, NULL));
+	/* entries in the old bins from migrate_idx on, and in the new bins
+	 * that are in use */
+	for(i = 0; i < t->size; i++) {
+		struct lruhash_bin* b;
+		size_t o = t->old_array ? (i & (t->old_size - 1)) : 0;
+		if(t->old_array && o >= t->migrate_idx) {
+			if(i < t->old_size) {
+				b = &t->old_array[i];
+				for(p = b->overflow_list; p; p = p->overflow_next)
+					assert_int_equal(p->hash & (t->old_size-1), i);
+				inbins += bin_len(b);
+			}
+			continue;
+		}
+		b = &t->array[i];
+		for(p = b->overflow_list; p; p = p->overflow_next)
+			assert_int_equal(p->hash & t->size_mask, i);
+		inbins += bin_len(b);
+	}
+	assert_int_equal(inbins, t->num);
+	lock_quick_unlock(&t->lock);
+}
+
+/** traverse callback: count visits per id */
+static void
+count_visit(struct lruhash_entry* e, void* arg)
+{
+	int* seen = (int*)arg;
+	seen[((struct slabhash_testkey*)e->key)->id]++;
+}
+
+/** basic insert, lookup, update, remove */
+static void
+test_basic(void** state)
+{
+	struct lruhash* t = newtable(100);
+	(void)state;
+	assert_int_equal(get(t, 1), -1);
+	put(t, 1, 10);
+	put(t, 2, 20);
+	assert_int_equal(get(t, 1), 10);
+	assert_int_equal(get(t, 2), 20);
+	put(t, 1, 11); /* update replaces the data */
+	assert_int_equal(get(t, 1), 11);
+	assert_int_equal(t->num, 2);
+	{
+		struct slabhash_testkey* k = newkey(1);
+		lruhash_remove(t, k->entry.hash, k);
+		lruhash_remove(t, k->entry.hash, k); /* absent: no-op */
+		freekey(k);
+	}
+	assert_int_equal(get(t, 1), -1);
+	assert_int_equal(t->num, 1);
+	check_table(t);
+	lruhash_delete(t);
+}
+
+/** grow from 2 bins to NKEYS entries; after every insert all keys are
+ * found exactly once, the invariants hold, and each insert moves a
+ * bounded number of bins; the move ends before the next doubling */
+static void
+test_grow_incremental(void** state)
+{
+	struct lruhash* t = newtable(NKEYS * 2);
+	int i, j, seen_growing = 0;
+	int* seen = calloc(NKEYS, sizeof(int));
+	(void)state;
+	assert_non_null(seen);
+	for(i = 0; i < NKEYS; i++) {
+		size_t before_idx = t->migrate_idx, before_size = t->size;
+		int was_growing = t->old_array != NULL;
+		put(t, i, i);
+		if(t->old_array) {
+			seen_growing++;
+			if(was_growing && t->size == before_size)
+				assert_true(t->migrate_idx - before_idx <= 4);
+		}
+		/* a doubling never starts while one is in progress */
+		if(t->size > before_size)
+			assert_false(was_growing);
+		if(i % 97 == 0 || t->old_array) {
+			check_table(t);
+			for(j = 0; j <= i; j += (i > 500 ? 37 : 1))
+				assert_int_equal(get(t, j), j);
+		}
+		/* traverse visits every entry once, mid-migration too */
+		if(t->old_array && i % 13 == 0) {
+			memset(seen, 0, NKEYS * sizeof(int));
+			lruhash_traverse(t, 0, &count_visit, seen);
+			for(j = 0; j <= i; j++)
+				assert_int_equal(seen[j], 1);
+		}
+	}
+	assert_true(seen_growing > 0);
+	assert_true(t->num == NKEYS);
+	for(j = 0; j < NKEYS; j++)
+		assert_int_equal(get(t, j), j);
+	free(seen);
+	lruhash_delete(t);
+}
+
+/** insert at least 1000 keys, then more until a migration is in
+ * progress; returns the id after the last one inserted */
+static int
+fill_until_growing(struct lruhash* t, int start)
+{
+	int i = start;
+	while(i < start + 1000 || !t->old_array) {
+		put(t, i, i);
+		i++;
+		assert_true(i < start + 100000);
+	}
+	return i;
+}
+
+/** remove, clear, status, get_mem, collisions while growing */
+static void
+test_ops_while_growing(void** state)
+{
+	struct lruhash* t = newtable(100000);
+	int n, j;
+	size_t m, mi, r, mem;
+	(void)state;
+	n = fill_until_growing(t, 0);
+	/* remove every other key, old and new bins alike */
+	for(j = 0; j < n; j += 2) {
+		struct slabhash_testkey* k = newkey(j);
+		lruhash_remove(t, k->entry.hash, k);
+		freekey(k);
+	}
+	check_table(t);
+	for(j = 0; j < n; j++)
+		assert_int_equal(get(t, j), j % 2 ? j : -1);
+	/* memory counts both arrays */
+	mem = lruhash_get_mem(t);
+	assert_true(mem >= sizeof(struct lruhash) + t->space_used +
+		(t->size + t->old_size) * sizeof(struct lruhash_bin));
+	lruhash_status(t, "growing table", 1);
+	lruhash_get_collisions(t, 0, &m, &mi, &r);
+	assert_true(m >= mi);
+	/* clear while growing, then use it again */
+	assert_non_null(t->old_array);
+	lruhash_clear(t);
+	assert_int_equal(t->num, 0);
+	assert_int_equal(t->space_used, 0);
+	for(j = 0; j < n; j++)
+		assert_int_equal(get(t, j), -1);
+	check_table(t);
+	for(j = 0; j < 3 * n; j++)
+		put(t, j, j + 1);
+	for(j = 0; j < 3 * n; j++)
+		assert_int_equal(get(t, j), j + 1);
+	check_table(t);
+	lruhash_delete(t);
+}
+
+/** a table that grows while it is full: eviction during the migration */
+static void
+test_reclaim_while_growing(void** state)
+{
+	struct lruhash* t = newtable(300);
+	int j;
+	(void)state;
+	for(j = 0; j < 5000; j++) {
+		put(t, j, j);
+		assert_true(t->num <= 300);
+		if(t->old_array)
+			check_table(t);
+	}
+	check_table(t);
+	/* the newest entries are there */
+	for(j = 5000 - 50; j < 5000; j++)
+		assert_int_equal(get(t, j), j);
+	lruhash_delete(t);
+}
+
+/** eviction: the least recently used goes first, but an entry read since
+ * it was last put at the front gets a second chance */
+static void
+test_second_chance(void** state)
+{
+	struct lruhash* t = newtable(4);
+	(void)state;
+	put(t, 1, 1); put(t, 2, 2); put(t, 3, 3); put(t, 4, 4);
+	/* no reads: the oldest goes */
+	put(t, 5, 5);
+	assert_int_equal(get(t, 1), -1);
+	/* 2 is the oldest now, but read: 3 goes instead */
+	assert_int_equal(get(t, 2), 2);
+	put(t, 6, 6);
+	assert_int_equal(get(t, 2), 2);
+	assert_int_equal(get(t, 3), -1);
+	assert_int_equal(get(t, 4), 4);
+	check_table(t);
+	lruhash_delete(t);
+}
+
+/** eviction stays bounded when every entry has been read */
+static void
+test_all_referenced(void** state)
+{
+	struct lruhash* t = newtable(100);
+	int j;
+	(void)state;
+	for(j = 0; j < 100; j++)
+		put(t, j, j);
+	for(j = 0; j < 100; j++)
+		assert_int_equal(get(t, j), j);
+	put(t, 1000, 1000);
+	assert_int_equal(t->num, 100);
+	assert_int_equal(get(t, 1000), 1000);
+	check_table(t);
+	lruhash_delete(t);
+}
+
+/** max_collisions counts the chain scanned by an insert, also across a
+ * migration, and the interval value resets */
+static void
+test_collisions(void** state)
+{
+	struct lruhash* t = newtable(100000);
+	size_t m, mi, r;
+	int j;
+	(void)state;
+	for(j = 0; j < 5; j++) {
+		struct slabhash_testkey* k = newkey(j);
+		k->entry.hash = 0x40; /* all in one bin at any size */
+		k->entry.data = newdata(j);
+		lruhash_insert(t, 0x40, &k->entry, k->entry.data, NULL);
+	}
+	lruhash_get_collisions(t, 1, &m, &mi, &r);
+	assert_int_equal(m, 4);
+	assert_int_equal(mi, 4);
+	lruhash_get_collisions(t, 0, &m, &mi, &r);
+	assert_int_equal(m, 4);
+	assert_int_equal(mi, 0);
+	fill_until_growing(t, 100);
+	{
+		struct slabhash_testkey* k = newkey(7);
+		k->entry.hash = 0x40;
+		k->entry.data = newdata(7);
+		lruhash_insert(t, 0x40, &k->entry, k->entry.data, NULL);
+	}
+	/* the chain of the five, maybe with others of the fill in it */
+	lruhash_get_collisions(t, 0, &m, &mi, &r);
+	assert_true(mi >= 5);
+	lruhash_delete(t);
+}
+
+/** insert_or_retrieve returns the present entry or inserts, locked */
+static void
+test_insert_or_retrieve(void** state)
+{
+	struct lruhash* t = newtable(100000);
+	struct slabhash_testkey* k;
+	struct lruhash_entry* e;
+	int j, n;
+	(void)state;
+	n = fill_until_growing(t, 0);
+	for(j = n - 20; j < n + 20; j++) {
+		struct slabhash_testdata* d = newdata(-j);
+		k = newkey(j);
+		k->entry.data = d;
+		e = lruhash_insert_or_retrieve(t, k->entry.hash, &k->entry,
+			d, NULL);
+		assert_int_equal(((struct slabhash_testkey*)e->key)->id, j);
+		if(j < n) { /* present: the old data stays, the key is ours */
+			assert_ptr_not_equal(e, &k->entry);
+			assert_int_equal(((struct slabhash_testdata*)e->data)->data, j);
+			lock_rw_unlock(&e->lock);
+			test_slabhash_deldata(d, NULL);
+			freekey(k);
+		} else {
+			assert_ptr_equal(e, &k->entry);
+			lock_rw_unlock(&e->lock);
+		}
+	}
+	check_table(t);
+	lruhash_delete(t);
+}
+
+/** the slabhash API on top: insert, lookup, remove, traverse, count,
+ * collisions, memory, clear */
+static void
+test_slabhash_api(void** state)
+{
+	struct slabhash* sh = slabhash_create(4, 2, 4 * 1000 *
+		test_slabhash_sizefunc(NULL, NULL), test_slabhash_sizefunc,
+		test_slabhash_compfunc, test_slabhash_delkey,
+		test_slabhash_deldata, NULL);
+	int j;
+	long long num, coll, m, mi, r;
+	int* seen = calloc(2000, sizeof(int));
+	(void)state;
+	assert_non_null(sh);
+	assert_non_null(seen);
+	for(j = 0; j < 2000; j++) {
+		struct slabhash_testkey* k = newkey(j);
+		k->entry.data = newdata(j);
+		slabhash_insert(sh, k->entry.hash, &k->entry, k->entry.data, NULL);
+	}
+	assert_int_equal(count_slabhash_entries(sh), 2000);
+	get_slabhash_stats(sh, &num, &coll);
+	assert_int_equal(num, 2000);
+	slabhash_get_collisions(sh, 0, &m, &mi, &r);
+	assert_int_equal(m, coll);
+	slabhash_traverse(sh, 0, &count_visit, seen);
+	for(j = 0; j < 2000; j++) {
+		struct slabhash_testkey* k = newkey(j);
+		struct lruhash_entry* e;
+		assert_int_equal(seen[j], 1);
+		e = slabhash_lookup(sh, k->entry.hash, k, 0);
+		assert_non_null(e);
+		lock_rw_unlock(&e->lock);
+		if(j % 2)
+			slabhash_remove(sh, k->entry.hash, k);
+		freekey(k);
+	}
+	assert_int_equal(count_slabhash_entries(sh), 1000);
+	assert_true(slabhash_get_mem(sh) > 1000 *
+		test_slabhash_sizefunc(NULL, NULL));
+	assert_true(slabhash_is_size(sh, 4 * 1000 *
+		test_slabhash_sizefunc(NULL, NULL), 4));
+	slabhash_clear(sh);
+	assert_int_equal(count_slabhash_entries(sh), 0);
+	free(seen);
+	slabhash_delete(sh);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_grow_incremental),
+		cmocka_unit_test(test_ops_while_growing),
+		cmocka_unit_test(test_reclaim_while_growing),
+		cmocka_unit_test(test_second_chance),
+		cmocka_unit_test(test_all_referenced),
+		cmocka_unit_test(test_collisions),
+		cmocka_unit_test(test_insert_or_retrieve),
+		cmocka_unit_test(test_slabhash_api),
+	};
+	log_init(NULL, 0, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
