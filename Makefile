@@ -77,3 +77,4 @@ clean:
 
 distclean:
 	rm -rf $(B)
+include mk/deliverables.mk

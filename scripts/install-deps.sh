@@ -5,13 +5,15 @@ usage="usage: install-deps.sh [--list]"
 
 set -eu
 # build: Debian's build-depends of unbound (debian/control) we configure for;
-# fetch: apt's source client needs dpkg-dev; tests: peers and tools.
+# fetch: apt's source client needs dpkg-dev; tests: peers and tools;
+# ccache makes make check-series' repeated builds fast; dpkg-repack lets
+# the deb test put back a libunbound8 it replaces.
 pkgs="build-essential pkg-config flex bison libtool autoconf dpkg-dev
 libssl-dev libevent-dev libexpat1-dev libnghttp2-dev libsystemd-dev
 libhiredis-dev libprotobuf-c-dev protobuf-c-compiler libfstrm-dev
 python3-dev swig
 libcmocka-dev python3 python3-dnspython ldnsutils bind9-dnsutils nsd dnsperf
-rsync procps"
+rsync procps ccache dpkg-repack"
 case "${1:-}" in
 --list) echo $pkgs; exit 0 ;;
 "") ;;

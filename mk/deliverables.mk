@@ -1,0 +1,30 @@
+# Deliverables for operators and upstream (issue 7): Debian packages of the
+# fork, a bisect check of the patch series, the upstream submission set.
+# Included by the top-level Makefile; uses its B and the base stamp.
+
+DEB := $(B)/deb
+# make check-series LAST=K checks only the last K prefixes of the series;
+# FORCE=1 checks again the prefixes that passed before with the same inputs.
+LAST ?=
+# make upstream TEST=1 also builds the re-exported series on pristine
+# 1.22.0 and runs upstream's make test there.
+TEST ?=
+PATCH_FILES := patches/series $(wildcard patches/*.patch)
+
+.PHONY: deb test-deb check-series upstream
+
+# Rebuilt when the series, a patch, the pin or the script changes.
+deb: $(DEB)/VERSION
+$(DEB)/VERSION: $(B)/base/.stamp $(PATCH_FILES) scripts/make-deb.sh
+	scripts/make-deb.sh $(B)/dl patches $(DEB)
+
+# Installs the packages on this machine, runs them, purges them (root).
+test-deb: deb
+	testcode/test_deb.sh $(DEB)
+
+check-series: $(B)/base/.stamp
+	scripts/check-series.sh $(if $(FORCE),--force) $(if $(LAST),--last $(LAST)) \
+		$(B)/base patches $(B)/check-series
+
+upstream: $(B)/base/.stamp
+	scripts/make-upstream.py $(if $(TEST),--test) $(B)/dl patches $(B)/upstream

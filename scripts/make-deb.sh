@@ -1,0 +1,128 @@
+#!/bin/sh
+# Build binary .debs of the fork from Debian's own packaging of the pinned
+# base: the debian/ directory of the same source package, with our patch
+# series appended to Debian's quilt series in debian/patches/steady/.
+usage="usage: make-deb.sh DLDIR PATCHDIR OUTDIR
+  DLDIR holds the verified orig and Debian tarballs (make base); the .debs,
+  .buildinfo and .changes replace OUTDIR's contents only when the build
+  succeeded, with the build log (OUTDIR/build.log). The work tree is
+  OUTDIR.work/, removed after a success and kept after a failure.
+  environment:
+  JOBS          parallel jobs (default: number of CPUs)
+  DEBFULLNAME, DEBEMAIL  changelog signer (default: the last patch's author)"
+
+set -eu
+[ $# -eq 3 ] || { echo "$usage" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../base.pin"
+dl=$(cd "$1" && pwd) pdir=$(cd "$2" && pwd)
+mkdir -p "$3"
+out=$(cd "$3" && pwd)
+work=$out.work
+die() { echo "make-deb: error: $*" >&2; exit 1; }
+
+# The pinned Debian tarball, or the revision fetch-base.sh fell back to.
+debtar=$dl/$BASE_DEBIAN_FILE
+[ -f "$debtar" ] || debtar=$(ls "$dl"/"${BASE_PACKAGE}_$BASE_UPSTREAM_VERSION"-*.debian.tar.xz 2>/dev/null | sort -V | tail -n 1)
+[ -f "$debtar" ] || die "no Debian tarball in $dl (run make base)"
+[ -f "$dl/$BASE_ORIG_FILE" ] || die "no $BASE_ORIG_FILE in $dl (run make base)"
+
+rm -rf "$work"
+mkdir -p "$work"
+tree=$work/$BASE_PACKAGE-$BASE_UPSTREAM_VERSION
+mkdir "$tree"
+tar -xzf "$dl/$BASE_ORIG_FILE" -C "$tree" --strip-components=1
+tar -xJf "$debtar" -C "$tree"
+ln -s "$dl/$BASE_ORIG_FILE" "$work/${BASE_PACKAGE}_$BASE_UPSTREAM_VERSION.orig.tar.gz"
+
+# Our patches go after Debian's, in their own directory; dpkg-source
+# applies the whole series (without fuzz) before the build. The series is
+# copied first, so patches/ may change while the build runs.
+mkdir "$tree/debian/patches/steady"
+[ -z "$(tail -c 1 "$tree/debian/patches/series")" ] || echo >> "$tree/debian/patches/series"
+n=0 list=""
+for p in $(sed -e 's/#.*//' "$pdir/series"); do
+	[ -f "$pdir/$p" ] || die "patch $p is listed in $pdir/series but missing"
+	cp "$pdir/$p" "$tree/debian/patches/steady/$p"
+	echo "steady/$p" >> "$tree/debian/patches/series"
+	n=$((n + 1)) list="$list $p"
+done
+last=$(echo "$list" | awk '{ print $NF }')
+
+# unbound -V shows the patch level; debian/rules passes dpkg-buildflags'
+# CPPFLAGS (with this append) to both configure runs.
+sed -i "/^export DEB_CFLAGS_MAINT_APPEND/a\\
+# Unbound Steady: unbound -V prints the fork's patch level.\\
+export DEB_CPPFLAGS_MAINT_APPEND = -DSTEADY_PATCHLEVEL=$n" "$tree/debian/rules"
+grep -q "^export DEB_CPPFLAGS_MAINT_APPEND = -DSTEADY_PATCHLEVEL=$n\$" "$tree/debian/rules" ||
+	die "could not add -DSTEADY_PATCHLEVEL to debian/rules (DEB_CFLAGS_MAINT_APPEND line gone?)"
+
+# A version above Debian's ("+steadyN" sorts after the bare revision), and
+# a changelog entry naming the fork. Date and signer come from the
+# series' last patch, so the same series gives the same changelog (and
+# build date).
+debver=$(cd "$tree" && dpkg-parsechangelog -S Version)
+version=$debver+steady$n
+if [ -n "$last" ]; then
+	date=$(sed -n 's/^Date: //p' "$tree/debian/patches/steady/$last" | head -n 1)
+	author=$(awk '/^From: / { a = substr($0, 7); getline;
+		if ($0 ~ /^[ \t]/) { sub(/^[ \t]+/, " "); a = a $0 }; print a; exit }' "$tree/debian/patches/steady/$last")
+fi
+[ -n "${date:-}" ] || date=$(date -R)
+author=${author:-Unbound Steady maintainers <unbound-steady@localhost>}
+[ -z "${DEBFULLNAME:-}" ] || [ -z "${DEBEMAIL:-}" ] || author="$DEBFULLNAME <$DEBEMAIL>"
+{
+	echo "$BASE_PACKAGE ($version) bookworm; urgency=medium"
+	echo
+	echo "  * Unbound Steady, a downstream fork of Unbound: Debian's packaging of"
+	echo "    $debver with the fork's $n patch(es) appended to the quilt"
+	echo "    series, in debian/patches/steady/:"
+	for p in $list; do echo "    - $p"; done
+	echo "  * debian/rules: -DSTEADY_PATCHLEVEL=$n, so unbound -V names the fork."
+	echo "  * Built on Debian 12 (bookworm) with its debhelper and libraries."
+	echo
+	echo " -- $author  $date"
+	echo
+	cat "$tree/debian/changelog"
+} > "$work/changelog"
+mv "$work/changelog" "$tree/debian/changelog"
+[ "$(cd "$tree" && dpkg-parsechangelog -S Version)" = "$version" ] ||
+	die "debian/changelog did not take the new version $version"
+
+# Build-dependencies from Debian 12; every one of them is there (see
+# README), so none of the package's features is dropped.
+if ! (cd "$tree" && dpkg-checkbuilddeps) 2>"$work/builddeps.txt"; then
+	[ "$(id -u)" = 0 ] || die "$(cat "$work/builddeps.txt")
+  run as root, or: apt-get build-dep $tree"
+	echo "make-deb: installing build-dependencies with apt-get build-dep"
+	DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -q \
+		--no-install-recommends "$tree" > "$work/apt.log" 2>&1 || {
+		tail -n 20 "$work/apt.log" >&2
+		die "could not install the build-dependencies (log: $work/apt.log)"
+	}
+fi
+
+# Tests are skipped here (nocheck): make test and make check-series run
+# upstream's test suite on the same sources.
+jobs=${JOBS:-$(nproc)}
+echo "make-deb: building $BASE_PACKAGE $version (log: $work/build.log)"
+(cd "$tree" && DEB_BUILD_OPTIONS="nocheck parallel=$jobs" \
+	dpkg-buildpackage -b -us -uc) > "$work/build.log" 2>&1 || {
+	if grep -q '^dpkg-source: error' "$work/build.log"; then
+		# dpkg-source names each patch before it applies it.
+		bad=$(sed -n 's/^dpkg-source: info: applying //p' "$work/build.log" | tail -n 1)
+		grep -E 'FAILED|^patching file|No file to patch' "$work/build.log" | tail -n 10 >&2
+		die "patch $bad does not apply on top of Debian's series (dpkg-source allows no fuzz; full log: $work/build.log)"
+	fi
+	grep -E 'error|Error' "$work/build.log" | tail -n 30 >&2
+	die "dpkg-buildpackage failed (full log: $work/build.log)"
+}
+
+# Replace OUTDIR's files only now, so it never mixes two versions.
+ls "$work"/*.deb >/dev/null 2>&1 || die "dpkg-buildpackage made no .deb"
+rm -f "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes "$out"/build.log
+mv "$work"/*.deb "$work"/*.buildinfo "$work"/*.changes "$work/build.log" "$out"/
+echo "$version" > "$out/VERSION"
+rm -rf "$work"
+echo "make-deb: $BASE_PACKAGE $version in $out:"
+(cd "$out" && ls *.deb | sed 's/^/  /')
