@@ -23,6 +23,7 @@ STOCK := $(B)/stock
 PATCHLEVEL = $(shell git -C $(SRC) rev-list --count base..HEAD 2>/dev/null || echo unknown)
 
 .PHONY: all deps base src export-patches fork stock hashbug stock-hashbug build run test \
+	fork-lookup3 fork-tsan \
 	upstream-test install clean distclean
 
 all: build
@@ -55,6 +56,17 @@ stock: base
 
 build: deps fork
 
+# Test-only builds: the fork with lookup3 as the default cache hash (make
+# test runs upstream's tests with each hash), and the fork under
+# ThreadSanitizer (zone transfer tests).
+fork-lookup3: src
+	STEADY_PATCHLEVEL=$(PATCHLEVEL) CONFIGURE_FLAGS="$(CONFIGURE_FLAGS) --with-cache-hash=lookup3" \
+		scripts/build.sh $(SRC) $(B)/fork-lookup3
+
+fork-tsan: src
+	STEADY_PATCHLEVEL=$(PATCHLEVEL) EXTRA_CFLAGS="-fsanitize=thread -O1 -g" \
+		EXTRA_LDFLAGS="-fsanitize=thread" scripts/build.sh $(SRC) $(B)/fork-tsan
+
 # Test-only build with the wildcard-CNAME hash fix reverted (never shipped).
 hashbug: src
 	scripts/build-hashbug.sh $(SRC) $(B)/fork-hashbug
@@ -66,14 +78,14 @@ stock-hashbug: base
 run: build
 	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)
 
-test: build hashbug
+test: build hashbug fork-lookup3 fork-tsan
 	testcode/run-tests.sh $(FORK)
 
 install: build
 	$(MAKE) -C $(FORK) install DESTDIR="$(DESTDIR)"
 
 clean:
-	rm -rf $(FORK) $(STOCK) $(B)/fork-hashbug $(B)/fork-hashbug.src $(B)/run $(B)/test
+	rm -rf $(FORK) $(STOCK) $(B)/fork-lookup3 $(B)/fork-tsan $(B)/fork-hashbug $(B)/fork-hashbug.src $(B)/run $(B)/test
 
 distclean:
 	rm -rf $(B)

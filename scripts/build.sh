@@ -58,7 +58,9 @@ PYTHON_SITE_PKG=${PYTHON_SITE_PKG:-$prefix/lib/python3/dist-packages}
 export PYTHON_SITE_PKG
 
 cd "$bld"
-want=$(printf '%s\n' "$src" "$@" "$CFLAGS" "$CPPFLAGS" "$LDFLAGS" "$PYTHON_SITE_PKG" "${PYTHON:-}")
+# configure runs again when its options or the configure script change
+# (a patch may change configure).
+want=$(printf '%s\n' "$src" "$@" "$CFLAGS" "$CPPFLAGS" "$LDFLAGS" "$PYTHON_SITE_PKG" "${PYTHON:-}" "$(sha256sum < "$src/configure")")
 if [ ! -f Makefile ] || [ "$(cat .configure-args 2>/dev/null)" != "$want" ]; then
 	rm -f .configure-args
 	"$src/configure" "$@" > configure.log 2>&1 || {

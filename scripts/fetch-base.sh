@@ -6,6 +6,10 @@ usage="usage: fetch-base.sh [-p PINFILE] DESTDIR
   BASE_DIR=DIR   use tarballs already downloaded into DIR (offline)
   With no BASE_DIR, apt-get source fetches them through a private apt
   configuration with a deb-src entry derived from this machine's Debian entry.
+  If the suite's index no longer lists the pinned revision, the pinned files
+  are taken from that archive's pool (apt-helper, checked against the pins);
+  failing that, the newest revision of the same upstream version is used,
+  with a warning.
   On success prints the Debian tarball's file name on the last line."
 
 set -eu
@@ -39,6 +43,31 @@ check_sum() {
   got      sha256 $got
   (delete the file and fetch again, or supply the right file with BASE_DIR=DIR)"
 }
+
+# fetch_from_pool SOURCESFILE: a suite's index lists only the newest
+# revision of a package, but the archive's pool keeps older files for a
+# while. Download the pinned files from the pool of the entry's first URI
+# with apt's own fetcher (same proxy and transport settings as apt), which
+# checks them against the pinned sha256 sums before they are kept.
+fetch_from_pool() {
+	uri=$(sed -n 's/^URIs:[[:space:]]*//p' "$1" | head -n 1 | cut -d' ' -f1)
+	[ -n "$uri" ] || return 1
+	case $BASE_PACKAGE in
+	lib?*) initial=$(echo "$BASE_PACKAGE" | cut -c1-4) ;;
+	*) initial=$(echo "$BASE_PACKAGE" | cut -c1) ;;
+	esac
+	pooldir=${uri%/}/pool/main/$initial/$BASE_PACKAGE
+	for f in "$BASE_ORIG_FILE:$BASE_ORIG_SHA256" \
+		"$BASE_DEBIAN_FILE:$BASE_DEBIAN_SHA256"; do
+		"$APT_HELPER" -q download-file "$pooldir/${f%%:*}" \
+			"$work/${f%%:*}" "SHA256:${f#*:}" >>"$work/apt.log" 2>&1 || {
+			rm -f "$work/${f%%:*}"
+			warn "pinned ${f%%:*} is not in the archive's pool either"
+			return 1
+		}
+	done
+}
+APT_HELPER=${APT_HELPER:-/usr/lib/apt/apt-helper}
 
 mkdir -p "$dest"
 # Work in a scratch directory and move verified files into DESTDIR only at
@@ -82,28 +111,38 @@ else
   To build offline, download $BASE_ORIG_FILE and $BASE_DEBIAN_FILE
   and run again with BASE_DIR=<directory holding them>"
 	}
-	version=$BASE_DEBIAN_VERSION
 	avail=$(apt-cache "$@" showsrc "$BASE_PACKAGE" 2>/dev/null |
 		sed -n 's/^Version: //p' | sort -u)
-	if ! echo "$avail" | grep -qxF "$version"; then
-		newest=$(echo "$avail" | grep "^$BASE_UPSTREAM_VERSION-" |
-			sort -V | tail -n 1)
-		[ -n "$newest" ] || die "no $BASE_PACKAGE $BASE_UPSTREAM_VERSION-* source in $BASE_SUITE (found: $(echo $avail))
-  supply the tarballs with BASE_DIR=DIR"
-		warn "################################################################"
-		warn "WARNING: pinned $BASE_PACKAGE $version is no longer in $BASE_SUITE;"
-		warn "WARNING: using $newest instead (orig tarball still verified)."
-		warn "################################################################"
-		version=$newest
-		debfile=${BASE_PACKAGE}_$(echo "$newest" | sed 's/^[0-9]*://').debian.tar.xz
-	fi
-	(cd "$work" && apt-get "$@" source --download-only "$BASE_PACKAGE=$version") \
-		>>"$work/apt.log" 2>&1 || {
-		cat "$work/apt.log" >&2
-		die "apt-get source $BASE_PACKAGE=$version failed.
+	# get_source VERSION APTOPTION...: apt-get source of that revision
+	# into $work.
+	get_source() {
+		srcver=$1; shift
+		(cd "$work" && apt-get "$@" source --download-only "$BASE_PACKAGE=$srcver") \
+			>>"$work/apt.log" 2>&1 || {
+			cat "$work/apt.log" >&2
+			die "apt-get source $BASE_PACKAGE=$srcver failed.
   To build offline, download $BASE_ORIG_FILE and $BASE_DEBIAN_FILE
   and run again with BASE_DIR=<directory holding them>"
+		}
 	}
+	if echo "$avail" | grep -qxF "$BASE_DEBIAN_VERSION"; then
+		get_source "$BASE_DEBIAN_VERSION" "$@"
+	elif fetch_from_pool "$aptdir/parts/base-src.sources"; then
+		warn "pinned $BASE_PACKAGE $BASE_DEBIAN_VERSION is no longer in the $BASE_SUITE index;"
+		warn "took its files from the archive's pool (verified against $(basename "$pin"))"
+	else
+		newest=$(echo "$avail" | grep "^$BASE_UPSTREAM_VERSION-" |
+			sort -V | tail -n 1)
+		[ -n "$newest" ] || die "no $BASE_PACKAGE $BASE_UPSTREAM_VERSION-* source in $BASE_SUITE (found: $(echo $avail)),
+  and the pinned files are not in the archive's pool;
+  supply the tarballs with BASE_DIR=DIR"
+		warn "################################################################"
+		warn "WARNING: pinned $BASE_PACKAGE $BASE_DEBIAN_VERSION is no longer in $BASE_SUITE;"
+		warn "WARNING: using $newest instead (orig tarball still verified)."
+		warn "################################################################"
+		debfile=${BASE_PACKAGE}_$(echo "$newest" | sed 's/^[0-9]*://').debian.tar.xz
+		get_source "$newest" "$@"
+	fi
 	[ -f "$work/$debfile" ] || die "apt-get source did not produce $debfile"
 fi
 

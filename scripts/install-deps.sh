@@ -7,13 +7,14 @@ set -eu
 # build: Debian's build-depends of unbound (debian/control) we configure for;
 # fetch: apt's source client needs dpkg-dev; tests: peers and tools;
 # ccache makes make check-series' repeated builds fast; dpkg-repack lets
-# the deb test put back a libunbound8 it replaces.
+# the deb test put back a libunbound8 it replaces; dns-root-data has the
+# root key that Debian's unbound.conf (deb test) reads.
 pkgs="build-essential pkg-config flex bison libtool autoconf dpkg-dev
 libssl-dev libevent-dev libexpat1-dev libnghttp2-dev libsystemd-dev
-libhiredis-dev libprotobuf-c-dev protobuf-c-compiler libfstrm-dev
+libhiredis-dev libxxhash-dev libprotobuf-c-dev protobuf-c-compiler libfstrm-dev
 python3-dev swig
-libcmocka-dev python3 python3-dnspython ldnsutils bind9-dnsutils nsd dnsperf
-rsync procps ccache dpkg-repack"
+libcmocka-dev python3 python3-dnspython ldnsutils bind9-dnsutils nsd knot dnsperf
+rsync procps ccache dpkg-repack dns-root-data"
 case "${1:-}" in
 --list) echo $pkgs; exit 0 ;;
 "") ;;

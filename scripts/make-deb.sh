@@ -89,6 +89,11 @@ mv "$work/changelog" "$tree/debian/changelog"
 [ "$(cd "$tree" && dpkg-parsechangelog -S Version)" = "$version" ] ||
 	die "debian/changelog did not take the new version $version"
 
+# The fork's cache-hash patch uses xxHash (XXH3) when configure finds its
+# header, as make does; Debian's packaging does not know it yet.
+grep -q libxxhash-dev "$tree/debian/control" ||
+	sed -i 's/^Build-Depends:/Build-Depends: libxxhash-dev,/' "$tree/debian/control"
+
 # Build-dependencies from Debian 12; every one of them is there (see
 # README), so none of the package's features is dropped.
 if ! (cd "$tree" && dpkg-checkbuilddeps) 2>"$work/builddeps.txt"; then

@@ -217,7 +217,9 @@ class Repo:
                             fuzzed.append(cur)
                     detail = "fuzz in: " + " ".join(fuzzed)
                 else:
+                    # patch may have made the new files of the patch
                     self.git("reset", "-q", "--hard", "HEAD")
+                    self.git("clean", "-q", "-f", "-d")
                     self.git("am", "--abort", check=False)
                     failed, cur = [], None
                     for line in out.split("\n"):

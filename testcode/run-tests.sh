@@ -4,7 +4,10 @@
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
   cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof scrapers
-  (wildcard-proof needs make hashbug) upstream-export check-series deb
+  hash-unit upstream-unit-lookup3 hash-unit-lookup3 zone-transfer zone-ixfr zone-faults zone-kill zone-shutdown
+  zone-valgrind zone-stall zone-stall-proof zone-tsan
+  (wildcard-proof needs make hashbug, *-lookup3 make fork-lookup3,
+  zone-tsan make fork-tsan) upstream-export check-series deb
   (deb installs and purges the fork's packages on this machine, as root)
   (default: all). Logs go to build/test/."
 
@@ -18,6 +21,8 @@ logs=$top/build/test
 mkdir -p "$logs"
 [ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install \
 	cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof scrapers \
+	hash-unit upstream-unit-lookup3 hash-unit-lookup3 zone-transfer zone-ixfr zone-faults zone-kill zone-shutdown \
+	zone-valgrind zone-stall zone-stall-proof zone-tsan \
 	upstream-export check-series deb
 
 # Debian's Python, where python3-dnspython is installed (a python3 earlier
@@ -70,6 +75,22 @@ for t; do
 		"$here/test_wildcard_proof.sh" "$top/build/fork-hashbug" ;;
 	scrapers) run scrapers "$PYTHON" "$here/test_scrapers.py" "$bld" \
 		"$top/build/src" "$top/build/base" ;;
+	hash-unit) run hash-unit "$here/test_hash.sh" "$bld" ;;
+	upstream-unit-lookup3) run upstream-unit-lookup3 "$here/upstream-unit.sh" "$top/build/fork-lookup3" ;;
+	hash-unit-lookup3) run hash-unit-lookup3 "$here/test_hash.sh" "$top/build/fork-lookup3" ;;
+	zone-transfer) run zone-transfer sh -c 'for m in yes no; do "$1" "$2/test_zone_transfer.py" "$3" --io-thread $m || exit 1; done' \
+		sh "$PYTHON" "$here" "$bld" ;;
+	zone-faults) run zone-faults sh -c 'for m in yes no; do "$1" "$2/test_zone_faults.py" "$3" --io-thread $m || exit 1; done' \
+		sh "$PYTHON" "$here" "$bld" ;;
+	zone-ixfr) run zone-ixfr sh -c 'for m in yes no; do "$1" "$2/test_zone_ixfr.py" "$3" --io-thread $m || exit 1; done' \
+		sh "$PYTHON" "$here" "$bld" ;;
+	zone-kill) run zone-kill "$PYTHON" "$here/test_zone_kill.py" "$bld" ;;
+	zone-shutdown) run zone-shutdown "$PYTHON" "$here/test_zone_shutdown.py" "$bld" ;;
+	zone-valgrind) run zone-valgrind "$PYTHON" "$here/test_zone_shutdown.py" "$bld" --valgrind ;;
+	zone-stall) run zone-stall "$PYTHON" "$here/test_zone_stall.py" "$bld" ;;
+	zone-stall-proof) run zone-stall-proof "$PYTHON" "$here/test_zone_stall.py" "$bld" \
+		--io-thread no --expect-stall --updates 1 ;;
+	zone-tsan) run zone-tsan "$here/test_zone_tsan.sh" "$top/build/fork-tsan" ;;
 	upstream-export) run upstream-export "$here/test_upstream_export.sh" \
 		"$top/build/base" "$top/build/dl" ;;
 	check-series) run check-series "$top/scripts/check-series.sh" --last 2 \

@@ -111,7 +111,21 @@ cat > "$tmp/fakebin/apt-cache" <<'EOF'
 #!/bin/sh
 for v in $FAKE_APT_VERSIONS; do echo "Package: unbound"; echo "Version: $v"; echo; done
 EOF
-chmod +x "$tmp/fakebin/apt-get" "$tmp/fakebin/apt-cache"
+# The archive's pool: apt-helper download-file URI TARGET SHA256:SUM copies
+# the file named by the URI from FAKE_POOL (absent: "404"), checking the sum.
+cat > "$tmp/fakebin/apt-helper" <<'EOF'
+#!/bin/sh
+[ "$1" = -q ] && shift
+[ "$1" = download-file ] || exit 1
+echo "$2" >> "$FAKE_POOL.log"
+f=$FAKE_POOL/$(basename "$2")
+[ -f "$f" ] || { echo "E: 404 Not Found"; exit 100; }
+[ "$(sha256sum < "$f" | cut -d' ' -f1)" = "${4#SHA256:}" ] ||
+	{ echo "E: Hash Sum mismatch"; exit 100; }
+cp "$f" "$3"
+EOF
+chmod +x "$tmp/fakebin/apt-get" "$tmp/fakebin/apt-cache" "$tmp/fakebin/apt-helper"
+export APT_HELPER="$tmp/fakebin/apt-helper" FAKE_POOL="$tmp/nopool"
 expect_fail "apt failure explains BASE_DIR" "run again with BASE_DIR=" \
 	env PATH="$tmp/fakebin:$PATH" FAKE_APT_FAIL=1 \
 	"$top/scripts/fetch-base.sh" "$tmp/dest3"
@@ -136,6 +150,38 @@ expect_fail "fallback still verifies the orig tarball" \
 	"checksum mismatch for $BASE_ORIG_FILE" \
 	env PATH="$tmp/fakebin:$PATH" FAKE_APT_FILES="$tmp/fakefiles" \
 	FAKE_APT_VERSIONS="$newver" "$top/scripts/fetch-base.sh" "$tmp/dest5"
+
+# 11. The pinned revision gone from the index but still in the pool: the
+# pinned files are used (no newer revision), from the pool of the URI of
+# the machine's Debian entry.
+mkdir -p "$tmp/pool"
+cp "$dl/$BASE_ORIG_FILE" "$dl/$BASE_DEBIAN_FILE" "$tmp/pool/"
+if env PATH="$tmp/fakebin:$PATH" FAKE_APT_FILES="$tmp/fakefiles" FAKE_POOL="$tmp/pool" \
+	FAKE_APT_VERSIONS="$newver 1.26.2-0+deb13u1" \
+	"$top/scripts/fetch-base.sh" "$tmp/dest6" > "$tmp/out" 2>&1 &&
+	grep -q "took its files from the archive's pool" "$tmp/out" &&
+	! grep -q "WARNING: using" "$tmp/out" &&
+	[ "$(tail -n 1 "$tmp/out")" = "$BASE_DEBIAN_FILE" ] &&
+	[ -f "$tmp/dest6/$BASE_DEBIAN_FILE" ] && [ -f "$tmp/dest6/$BASE_ORIG_FILE" ]; then
+	ok "pinned files from the pool when the index lost them"
+else
+	bad "pinned files from the pool"; sed 's/^/    /' "$tmp/out"
+fi
+uri=$("$top/scripts/derive-src-entry.sh" trixie 2>/dev/null | sed -n 's/^URIs: //p' | cut -d' ' -f1)
+if [ -n "$uri" ]; then
+	grep -qxF "${uri%/}/pool/main/u/unbound/$BASE_ORIG_FILE" "$tmp/pool.log" &&
+		ok "pool URI derived from the machine's entry" ||
+		{ bad "pool URI not derived from the machine's entry"; sed 's/^/    /' "$tmp/pool.log"; }
+fi
+
+# 12. A pool file with the wrong contents is refused and nothing is kept.
+printf 'x' >> "$tmp/pool/$BASE_DEBIAN_FILE"
+expect_fail "corrupt pool file and no 1.22.0 revision is an error" \
+	"not in the archive's pool" \
+	env PATH="$tmp/fakebin:$PATH" FAKE_APT_FILES="$tmp/fakefiles" FAKE_POOL="$tmp/pool" \
+	FAKE_APT_VERSIONS="1.26.2-0+deb13u1" "$top/scripts/fetch-base.sh" "$tmp/dest7"
+[ -z "$(ls -A "$tmp/dest7" 2>/dev/null)" ] && ok "nothing left after the pool failure" ||
+	bad "files left in the destination: $(ls "$tmp/dest7")"
 
 if [ $fails -eq 0 ]; then echo "test_fetch_errors: ok"; exit 0; fi
 echo "test_fetch_errors: $fails check(s) failed"

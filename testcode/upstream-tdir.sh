@@ -1,7 +1,10 @@
 #!/bin/sh
 # Run upstream's tdir tests with upstream's runner (testcode/mini_tdir.sh)
 # in a configured build directory. Default: the tests that use auth-zones,
-# zone transfer, ZONEMD or RPZ.
+# zone transfer, ZONEMD or RPZ. The tests whose unbound fetches a zone from
+# a primary or URL run twice: as they are (auth-zone-io-thread: yes, the
+# default) and with auth-zone-io-thread: no added to their server: clause,
+# so both ways of applying and writing transfers are tested.
 usage="usage: upstream-tdir.sh BUILDDIR [TEST.tdir ...]"
 
 set -u
@@ -31,22 +34,42 @@ if [ ! "$srcdir/testdata" -ef ./testdata ]; then
 fi
 cd testdata || exit 2
 unset NOTIFY_SOCKET
-sh ../testcode/mini_tdir.sh -q clean
 passed=0 failed=0 skipped=0
-for t in "$@"; do
-	name=$(basename "$t" .tdir)
-	sh ../testcode/mini_tdir.sh -a ../.. -q exe "$name.tdir" > /dev/null 2>&1
-	if [ -f ".done-$name" ]; then
-		echo "upstream tdir PASS: $name"
-		passed=$((passed + 1))
-	elif [ -f ".skip-$name" ]; then
-		echo "upstream tdir SKIP: $name (its .pre said a tool is missing)"
-		skipped=$((skipped + 1))
-	else
-		echo "upstream tdir FAIL: $name"
-		sed 's/^/    /' "result.$name" 2>/dev/null | tail -n 30
-		failed=$((failed + 1))
-	fi
-done
+# run_all NOTE: every test once; NOTE is added to the result lines
+run_all() {
+	sh ../testcode/mini_tdir.sh -q clean
+	for t in "$@"; do
+		name=$(basename "$t" .tdir)
+		[ -n "$note" ] && ! grep -qE '^[[:space:]]*(master|primary|url):' \
+			"$name.tdir"/*.conf 2>/dev/null && continue
+		sh ../testcode/mini_tdir.sh -a ../.. -q exe "$name.tdir" > /dev/null 2>&1
+		if [ -f ".done-$name" ]; then
+			echo "upstream tdir PASS: $name$note"
+			passed=$((passed + 1))
+		elif [ -f ".skip-$name" ]; then
+			echo "upstream tdir SKIP: $name$note (its .pre said a tool is missing)"
+			skipped=$((skipped + 1))
+		else
+			echo "upstream tdir FAIL: $name$note"
+			sed 's/^/    /' "result.$name" 2>/dev/null | tail -n 30
+			failed=$((failed + 1))
+		fi
+	done
+}
+note=""
+run_all "$@"
+# the same tests with the zone transfers applied and written inline
+if grep -q auth_zone_io_thread "$bld/config.h" 2>/dev/null ||
+	grep -q "auth-zone-io-thread" "$srcdir/util/configlexer.lex"; then
+	for t in "$@"; do
+		for c in "$(basename "$t" .tdir).tdir"/*.conf; do
+			# unbound's configs only, not NSD's
+			[ -f "$c" ] && ! grep -q provide-xfr "$c" || continue
+			sed -i 's/^server:.*$/&\n\tauth-zone-io-thread: no/' "$c"
+		done
+	done
+	note=" (auth-zone-io-thread: no)"
+	run_all "$@"
+fi
 echo "upstream tdir: $passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

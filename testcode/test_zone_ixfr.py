@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""IXFR with a real primary: Knot DNS serves a zone and answers IXFR from
+its journal; the built unbound is the secondary with a zonefile. Updates:
+a small IXFR (applied to the zone in place), a large one (more than 1000
+RRs: applied to a copy of the zone that is then swapped in), and a small
+one again. After each, the zonefile and the answers must hold exactly the
+records of the new serial, and Knot must have sent an IXFR (not a whole
+zone). Run with both settings of auth-zone-io-thread.
+
+usage: test_zone_ixfr.py BUILDDIR [--io-thread yes|no]"""
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+
+import dns.message
+import dns.query
+
+from zonetest import KnotPrimary, Secondary, file_serial, notify, write_zone, zone_text
+
+ZONE = "example.net."
+N = 30000
+
+
+def a_records(text, origin):
+    """{name: set of addresses} of the A records of a zone text, in the
+    file format Unbound writes or the one zone_text makes."""
+    recs = {}
+    for line in text.splitlines():
+        p = line.split()
+        if len(p) >= 4 and p[-2] == "A" and p[0].startswith("h"):
+            name = p[0] if p[0].endswith(".") else p[0] + "." + origin
+            recs.setdefault(name, set()).add(p[-1])
+    return recs
+
+
+def main():
+    ap = argparse.ArgumentParser(usage=__doc__)
+    ap.add_argument("builddir")
+    ap.add_argument("--io-thread", choices=["yes", "no"], default="yes")
+    a = ap.parse_args()
+    fails = []
+    with tempfile.TemporaryDirectory(prefix="steady-zixfr-") as tmp:
+        prim = KnotPrimary(os.path.join(tmp, "knot"), [ZONE])
+        write_zone(prim.zonefile(ZONE), ZONE, 1, N, fixed=True)
+        sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
+                        [ZONE], threads=2, io_thread=(a.io_thread == "yes"))
+        zfile = sec.zonefile(ZONE)
+        prim.start({ZONE: 1})
+        try:
+            sec.start()
+            if not sec.wait_serial(ZONE, 1, timeout=60):
+                fails.append("first transfer not on disk")
+                raise StopIteration
+            # (serial, names that carry the serial): small, large, small
+            for serial, vary in ((2, 10), (3, 3000), (4, 20)):
+                write_zone(prim.zonefile(ZONE), ZONE, serial, N, fixed=True,
+                           vary=vary)
+                prim.reload({ZONE: serial})
+                notify(sec.port, ZONE)
+                if not sec.wait_serial(ZONE, serial, timeout=60):
+                    fails.append("serial %d not served and on disk (file %s)" % (
+                        serial, file_serial(zfile)))
+                    break
+                want = a_records(zone_text(ZONE, serial, N, fixed=True, vary=vary), ZONE)
+                with open(zfile) as f:
+                    got = a_records(f.read(), ZONE)
+                if got != want:
+                    diff = [k for k in set(want) | set(got) if want.get(k) != got.get(k)]
+                    fails.append("serial %d: zonefile differs in %d names, e.g. %s" % (
+                        serial, len(diff), [(k, want.get(k), got.get(k)) for k in diff[:3]]))
+                for i in (0, vary - 1, vary, N - 1):
+                    name = "h%d.%s" % (i, ZONE)
+                    r = dns.query.udp(dns.message.make_query(name, "A"), "127.0.0.1",
+                                      port=sec.port, timeout=2)
+                    addrs = {x.address for rr in r.answer for x in rr}
+                    if addrs != want[name]:
+                        fails.append("serial %d: %s answers %s, want %s" % (
+                            serial, name, addrs, want[name]))
+                print("serial %d (%d names changed): zonefile and answers right" % (
+                    serial, vary))
+            with open(os.path.join(prim.dir, "knot.log")) as f:
+                klog = f.read()
+            ixfrs = len(re.findall(r"IXFR, outgoing.*started", klog))
+            print("Knot sent %d IXFRs" % ixfrs)
+            if ixfrs < 3:
+                fails.append("Knot sent %d IXFRs, want 3:\n%s" % (ixfrs, klog[-2000:]))
+            st = sec.stats()
+            print({k: v for k, v in st.items() if "authzone" in k})
+            if a.io_thread == "yes" and int(st["num.authzone.xfr.apply"]) < 4:
+                fails.append("num.authzone.xfr.apply=%s" % st["num.authzone.xfr.apply"])
+            if int(st["num.authzone.write.failed"]) != 0:
+                fails.append("write failures")
+            if sec.stop() != 0:
+                fails.append("exit status not 0")
+        except StopIteration:
+            pass
+        finally:
+            sec.kill()
+            prim.stop()
+            if fails:
+                print(sec.read_log()[-3000:])
+    for f in fails:
+        print("FAIL:", f)
+    print("IXFR from Knot (io thread %s): %s" % (a.io_thread, "FAIL" if fails else "OK"))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

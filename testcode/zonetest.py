@@ -1,0 +1,527 @@
+"""Helpers for the zone transfer tests and benchmarks of Unbound Steady:
+NSD as the primary on loopback, the fork (or stock) as a secondary with a
+zonefile, NOTIFY, the serial of a zonefile on disk, and a latency probe.
+Everything stays on 127.0.0.1 and every process is stopped by PID."""
+
+import os
+import re
+import select
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+
+import dns.flags
+import dns.message
+import dns.opcode
+import dns.query
+import dns.rcode
+import dns.rdatatype
+
+from steady import free_port
+
+
+def zone_text(origin, serial, nrecords, pairs=False, fixed=False, vary=0):
+    """A zone with nrecords names h0..hN under origin. Every name has one
+    A record 10.<serial%256>.x.y, and with pairs a second one 11.<...>, so
+    an answer shows which serial it came from. With fixed, the records
+    are the same in every serial (10.0.x.y), only the SOA and the serial
+    TXT change, so an IXFR between two serials is small; and the first
+    vary names carry the serial after all."""
+    s = 0 if fixed else serial % 256
+    out = ["$ORIGIN %s\n$TTL 3600\n" % origin,
+           "@ IN SOA ns.%s admin.%s %d 3600 600 86400 300\n" % (origin, origin, serial),
+           "@ IN NS ns\nns IN A 127.0.0.1\n",
+           "serial IN TXT \"%d\"\n" % serial]
+    for i in range(nrecords):
+        if i < vary:
+            out.append("h%d IN A 10.%d.%d.%d\n" % (i, serial % 256, (i >> 8) & 255, i & 255))
+            continue
+        out.append("h%d IN A 10.%d.%d.%d\n" % (i, s, (i >> 8) & 255, i & 255))
+        if pairs:
+            out.append("h%d IN A 11.%d.%d.%d\n" % (i, s, (i >> 8) & 255, i & 255))
+    return "".join(out)
+
+
+def write_zone(path, origin, serial, nrecords, pairs=False, fixed=False, vary=0):
+    tmp = path + ".new"
+    with open(tmp, "w") as f:
+        f.write(zone_text(origin, serial, nrecords, pairs, fixed, vary))
+    os.rename(tmp, path)
+
+
+def soa_serial(port, zone, timeout=1.0):
+    """The SOA serial a server on 127.0.0.1:port answers for zone, or None."""
+    try:
+        q = dns.message.make_query(zone, "SOA")
+        r = dns.query.udp(q, "127.0.0.1", port=port, timeout=timeout)
+    except Exception:
+        return None
+    for rrset in r.answer:
+        if rrset.rdtype == dns.rdatatype.SOA:
+            return rrset[0].serial
+    return None
+
+
+def notify(port, zone, timeout=2.0, sport=0):
+    """Send a NOTIFY for zone to 127.0.0.1:port from source port sport;
+    returns (rcode text, seconds until the answer), or (None, timeout)."""
+    m = dns.message.make_query(zone, "SOA")
+    m.flags = dns.flags.AA
+    m.set_opcode(dns.opcode.NOTIFY)
+    t0 = time.monotonic()
+    try:
+        r = dns.query.udp(m, "127.0.0.1", port=port, timeout=timeout,
+                          source="127.0.0.1", source_port=sport)
+    except Exception:
+        return None, timeout
+    return dns.rcode.to_text(r.rcode()), time.monotonic() - t0
+
+
+SOA_RE = re.compile(r"^\S+\s+\d+\s+IN\s+SOA\s+\S+\s+\S+\s+(\d+)\s")
+
+
+def file_serial(path):
+    """Serial of the SOA on the first line of a zonefile written by
+    Unbound, or None if there is no such file (or no SOA first)."""
+    try:
+        with open(path) as f:
+            line = f.readline()
+    except OSError:
+        return None
+    m = SOA_RE.match(line)
+    return int(m.group(1)) if m else None
+
+
+def check_zonefile(path, origin, nrecords, pairs=False):
+    """Parse a whole zonefile written by Unbound: a SOA first, every line a
+    complete RR of the zone, the serial TXT matching the SOA, and the number
+    of host records of that serial. Returns (serial, None) or (None, why)."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        return None, "cannot read %s: %s" % (path, e)
+    if not text.endswith("\n"):
+        return None, "%s does not end with a newline (truncated?)" % path
+    lines = text.splitlines()
+    m = SOA_RE.match(lines[0]) if lines else None
+    if not m:
+        return None, "%s has no SOA first" % path
+    serial = int(m.group(1))
+    hosts = 0
+    txt = None
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 5 or parts[2] != "IN":
+            return None, "%s: bad line %r" % (path, line)
+        if not parts[0].endswith(origin):
+            return None, "%s: name outside the zone %r" % (path, line)
+        if parts[3] == "A" and parts[0].startswith("h"):
+            if parts[4].split(".")[1] != str(serial % 256):
+                return None, "%s: record of another serial than %d: %r" % (
+                    path, serial, line)
+            hosts += 1
+        elif parts[3] == "TXT" and parts[0].startswith("serial."):
+            txt = parts[4].strip('"')
+    want = nrecords * (2 if pairs else 1)
+    if hosts != want:
+        return None, "%s: %d host records for serial %d, want %d" % (
+            path, hosts, serial, want)
+    if txt != str(serial):
+        return None, "%s: serial TXT %r, SOA %d" % (path, txt, serial)
+    return serial, None
+
+
+def ldns_check(path, origin):
+    """Parse the zonefile with ldns-read-zone; returns None or the error."""
+    r = subprocess.run(["ldns-read-zone", "-E", "SOA", path],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return "ldns-read-zone %s: %s" % (path, (r.stderr or r.stdout).strip())
+    if origin not in r.stdout:
+        return "ldns-read-zone %s: no SOA of %s" % (path, origin)
+    return None
+
+
+class Primary:
+    """NSD serving zones from workdir on a free loopback port, providing
+    transfers to 127.0.0.1."""
+
+    def __init__(self, workdir, zones):
+        """zones: list of zone names (with the trailing dot)."""
+        self.dir = os.path.abspath(workdir)
+        os.makedirs(self.dir, exist_ok=True)
+        self.zones = zones
+        self.port = free_port()
+        self.pidfile = os.path.join(self.dir, "nsd.pid")
+        self.conf = os.path.join(self.dir, "nsd.conf")
+        self.pid = None
+        lines = ["server:",
+                 "\tip-address: 127.0.0.1@%d" % self.port,
+                 "\tzonesdir: \"%s\"" % self.dir,
+                 "\tdatabase: \"\"",
+                 "\tpidfile: \"%s\"" % self.pidfile,
+                 "\tlogfile: \"%s/nsd.log\"" % self.dir,
+                 "\txfrdfile: \"%s/xfrd.state\"" % self.dir,
+                 "\tzonelistfile: \"%s/zone.list\"" % self.dir,
+                 "\tusername: \"\"", "\tchroot: \"\"",
+                 "\tserver-count: 1", "\tverbosity: 1",
+                 "remote-control:", "\tcontrol-enable: no"]
+        for z in zones:
+            lines += ["zone:", "\tname: \"%s\"" % z,
+                      "\tzonefile: \"%s\"" % self.zonefile(z),
+                      "\tprovide-xfr: 127.0.0.1 NOKEY"]
+        with open(self.conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def zonefile(self, zone):
+        return os.path.join(self.dir, zone.rstrip(".") + ".zone")
+
+    def start(self, serials, timeout=60):
+        """Start NSD and wait until it serves zone -> serial (a dict)."""
+        subprocess.run(["nsd", "-c", self.conf], check=True)
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(self.pidfile) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with open(self.pidfile) as f:
+            self.pid = int(f.read().strip())
+        self.wait_serials(serials, deadline - time.monotonic())
+        return self
+
+    def wait_serials(self, serials, timeout=60):
+        deadline = time.monotonic() + timeout
+        for z, s in serials.items():
+            while soa_serial(self.port, z) != s:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("NSD does not serve %s serial %d" % (z, s))
+                time.sleep(0.05)
+
+    def reload(self, serials, timeout=60):
+        """Reread the zonefiles (SIGHUP) and wait for the new serials."""
+        os.kill(self.pid, signal.SIGHUP)
+        self.wait_serials(serials, timeout)
+
+    def stop(self):
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            for _ in range(100):
+                try:
+                    os.kill(self.pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.05)
+            self.pid = None
+
+
+class KnotPrimary(Primary):
+    """Knot DNS as the primary: it keeps the differences between the
+    serials of its zonefiles in its journal and answers IXFR with them
+    (NSD 4.6 always sends the whole zone)."""
+
+    def __init__(self, workdir, zones):
+        self.dir = os.path.abspath(workdir)
+        os.makedirs(self.dir, exist_ok=True)
+        self.zones = zones
+        self.port = free_port()
+        self.conf = os.path.join(self.dir, "knot.conf")
+        os.makedirs(os.path.join(self.dir, "db"), exist_ok=True)
+        self.pidfile = None
+        self.pid = None
+        self.proc = None
+        lines = ["server:", "    rundir: \"%s\"" % self.dir,
+                 "    listen: 127.0.0.1@%d" % self.port,
+                 "    user: root:root",
+                 "database:", "    storage: \"%s/db\"" % self.dir,
+                 "log:", "  - target: \"%s/knot.log\"" % self.dir, "    any: info",
+                 "acl:", "  - id: xfr", "    address: 127.0.0.1",
+                 "    action: transfer",
+                 "template:", "  - id: default", "    storage: \"%s\"" % self.dir,
+                 "    zonefile-sync: -1", "    zonefile-load: difference",
+                 "    journal-content: changes", "    semantic-checks: off",
+                 "zone:"]
+        for z in zones:
+            lines += ["  - domain: %s" % z, "    file: \"%s\"" % self.zonefile(z),
+                      "    acl: xfr"]
+        with open(self.conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def start(self, serials, timeout=60):
+        self.out = open(os.path.join(self.dir, "knotd.out"), "w")
+        self.proc = subprocess.Popen(["knotd", "-c", self.conf],
+                                     stdout=self.out, stderr=subprocess.STDOUT)
+        self.pid = self.proc.pid
+        self.wait_serials(serials, timeout)
+        return self
+
+    def reload(self, serials, timeout=60):
+        """Reread the zonefiles (knotc zone-reload; the difference to the
+        previous serial goes into the journal) and wait for the serials."""
+        for z in serials:
+            subprocess.run(["knotc", "-c", self.conf, "zone-reload", z],
+                           capture_output=True, check=True)
+        self.wait_serials(serials, timeout)
+
+    def stop(self):
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.out.close()
+            self.proc = None
+            self.pid = None
+
+
+class Secondary:
+    """The fork's (or stock's) unbound as a secondary of the primary, with
+    zonefiles in zonedir, on a free loopback port."""
+
+    def __init__(self, builddir, rundir, primary_port, zones, zonedir=None,
+                 threads=2, io_thread=None, for_downstream=True, verbosity=1,
+                 extra="", upstream_only=()):
+        """upstream_only: zones served for-upstream only (for-downstream:
+        no), answered through the iterator."""
+        self.builddir = os.path.abspath(builddir)
+        self.rundir = os.path.abspath(rundir)
+        os.makedirs(self.rundir, exist_ok=True)
+        self.zonedir = os.path.abspath(zonedir or self.rundir)
+        self.zones = zones
+        self.port = free_port()
+        self.control_port = self.port + 1
+        self.conf = os.path.join(self.rundir, "unbound.conf")
+        self.log = os.path.join(self.rundir, "unbound.log")
+        self.proc = None
+        lines = ["server:",
+                 "\tinterface: 127.0.0.1", "\tport: %d" % self.port,
+                 "\tdo-ip6: no", "\tdo-daemonize: no", "\tusername: \"\"",
+                 "\tchroot: \"\"", "\tdirectory: \"%s\"" % self.rundir,
+                 "\tpidfile: \"%s/unbound.pid\"" % self.rundir,
+                 "\tuse-syslog: no", "\tlogfile: \"%s\"" % self.log,
+                 "\tlog-time-ascii: yes",
+                 "\tverbosity: %d" % verbosity,
+                 "\tnum-threads: %d" % threads,
+                 "\tso-reuseport: yes",
+                 "\tmodule-config: \"iterator\"",
+                 "\textended-statistics: yes",
+                 "\toutgoing-interface: 127.0.0.1",
+                 "\tdo-not-query-localhost: no",
+                 "\tso-rcvbuf: 4m"]
+        if io_thread is not None:
+            lines.append("\tauth-zone-io-thread: %s" % ("yes" if io_thread else "no"))
+        if extra:
+            lines.append(extra)
+        lines += ["stub-zone:", "\tname: \".\"", "\tstub-addr: 127.0.0.1@9"]
+        for z in zones:
+            lines += ["auth-zone:", "\tname: \"%s\"" % z,
+                      "\tprimary: 127.0.0.1@%d" % primary_port,
+                      "\tzonefile: \"%s\"" % self.zonefile(z),
+                      "\tfor-downstream: %s" % ("yes" if for_downstream and
+                                               z not in upstream_only else "no"),
+                      "\tfor-upstream: yes", "\tfallback-enabled: no"]
+        lines += ["remote-control:", "\tcontrol-enable: yes",
+                  "\tcontrol-interface: 127.0.0.1",
+                  "\tcontrol-port: %d" % self.control_port,
+                  "\tcontrol-use-cert: no"]
+        with open(self.conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def zonefile(self, zone):
+        return os.path.join(self.zonedir, zone.rstrip(".") + ".zone")
+
+    def bin(self, name):
+        return os.path.join(self.builddir, name)
+
+    def start(self, wrapper=None, timeout=60):
+        cmd = [self.bin("unbound"), "-d", "-c", self.conf]
+        if wrapper:
+            cmd = wrapper + cmd
+        self.out = open(os.path.join(self.rundir, "stdout.log"), "a")
+        self.proc = subprocess.Popen(cmd, stdout=self.out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("unbound exited at start-up:\n" + self.read_log())
+            r = self.control("status", check=False)
+            if r.returncode == 0 and "is running" in r.stdout:
+                return self
+            time.sleep(0.1)
+        self.kill()
+        raise RuntimeError("unbound did not come up:\n" + self.read_log())
+
+    def read_log(self):
+        text = ""
+        for p in (self.log, os.path.join(self.rundir, "stdout.log")):
+            try:
+                with open(p, errors="replace") as f:
+                    text += f.read()
+            except OSError:
+                pass
+        return text
+
+    def control(self, *args, check=True, timeout=30):
+        r = subprocess.run([self.bin("unbound-control"), "-c", self.conf] + list(args),
+                           capture_output=True, text=True, timeout=timeout)
+        if check and r.returncode != 0:
+            raise RuntimeError("unbound-control %s failed: %s%s" % (
+                " ".join(args), r.stdout, r.stderr))
+        return r
+
+    def stats(self, cmd="stats_noreset"):
+        out = self.control(cmd).stdout
+        stats = {}
+        for line in out.splitlines():
+            name, sep, value = line.partition("=")
+            assert sep and name and "=" not in value, "bad stats line %r" % line
+            stats[name] = value
+        return stats
+
+    def serial(self, zone):
+        return soa_serial(self.port, zone)
+
+    def wait_serial(self, zone, serial, timeout=60, on_disk=True):
+        """Wait until zone is served with serial (and written to disk)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.serial(zone) == serial and (
+                    not on_disk or file_serial(self.zonefile(zone)) == serial):
+                return True
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError("unbound exited:\n" + self.read_log()[-3000:])
+            time.sleep(0.05)
+        return False
+
+    def stop(self, timeout=60):
+        """SIGTERM by PID; returns the exit status."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                self.out.close()
+                self.proc = None
+                raise RuntimeError("unbound did not stop within %ds" % timeout)
+        self.out.close()
+        rc = self.proc.returncode
+        self.proc = None
+        return rc
+
+    def kill(self):
+        """SIGKILL by PID."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            self.out.close()
+            self.proc = None
+
+
+class Probe(threading.Thread):
+    """Sends A queries for name to 127.0.0.1:port at rate per second, from
+    nsock source ports (so SO_REUSEPORT spreads them over the threads), and
+    records (send time, latency or None) per query; a query unanswered
+    after timeout seconds is lost. Stop with stop(); then results()."""
+
+    def __init__(self, port, name, rate=500, nsock=32, timeout=1.0,
+                 check=None):
+        super().__init__(daemon=True)
+        self.port, self.name, self.rate = port, name, rate
+        self.nsock, self.timeout, self.check = nsock, timeout, check
+        self.done = threading.Event()
+        self.sent = {}       # (sock index, id) -> send time
+        self.records = []    # (send time, latency or None, sock index)
+        self.bad = []        # answers that fail the check
+        self.lock = threading.Lock()
+
+    def run(self):
+        socks = []
+        for _ in range(self.nsock):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("127.0.0.1", 0))
+            s.setblocking(False)
+            socks.append(s)
+        fdmap = {s.fileno(): i for i, s in enumerate(socks)}
+        poller = select.poll()
+        for s in socks:
+            poller.register(s, select.POLLIN)
+        interval = 1.0 / self.rate
+        nextsend = time.monotonic()
+        qid = 0
+        while not self.done.is_set() or self.sent:
+            now = time.monotonic()
+            if not self.done.is_set():
+                while nextsend <= now:
+                    qid = (qid + 1) & 0xffff
+                    i = qid % self.nsock
+                    q = dns.message.make_query(self.name, "A")
+                    q.id = qid
+                    try:
+                        socks[i].sendto(q.to_wire(), ("127.0.0.1", self.port))
+                        self.sent[(i, qid)] = time.monotonic()
+                    except BlockingIOError:
+                        self.records.append((now, None, i))
+                    nextsend += interval
+            # expire
+            for key, t in list(self.sent.items()):
+                if now - t > self.timeout:
+                    del self.sent[key]
+                    self.records.append((t, None, key[0]))
+            if self.done.is_set() and not self.sent:
+                break
+            wait = max(0.0, min(nextsend - time.monotonic(), 0.01))
+            for fd, _ in poller.poll(wait * 1000):
+                i = fdmap[fd]
+                while True:
+                    try:
+                        data = socks[i].recv(4096)
+                    except BlockingIOError:
+                        break
+                    t = time.monotonic()
+                    try:
+                        msg = dns.message.from_wire(data)
+                    except Exception:
+                        continue
+                    t0 = self.sent.pop((i, msg.id), None)
+                    if t0 is None:
+                        continue
+                    self.records.append((t0, t - t0, i))
+                    if self.check:
+                        why = self.check(msg)
+                        if why:
+                            self.bad.append(why)
+        for s in socks:
+            s.close()
+
+    def stop(self):
+        self.done.set()
+        self.join(self.timeout + 5)
+
+    def results(self, t_from=None, t_to=None):
+        """Summary of the records sent in [t_from, t_to): count, lost,
+        max and p99.9 latency in seconds."""
+        lat, lost, n = [], 0, 0
+        for t, l, _ in self.records:
+            if t_from is not None and t < t_from:
+                continue
+            if t_to is not None and t >= t_to:
+                continue
+            n += 1
+            if l is None:
+                lost += 1
+            else:
+                lat.append(l)
+        lat.sort()
+        p999 = lat[min(len(lat) - 1, int(len(lat) * 0.999))] if lat else None
+        return {"n": n, "lost": lost, "max": lat[-1] if lat else None,
+                "p999": p999}
