@@ -148,9 +148,10 @@ check_lruhash(struct lruhash* t)
 	lock_quick_unlock(&t->lock);
 }
 
-/** run the threads on one table configuration, keys 0 .. keys-1 */
+/** run the threads on one table configuration, keys 0 .. keys-1;
+ * seg_shift is the segment size of the tables' bin arrays (log2 bins) */
 static void
-stress(size_t slabs, size_t maxentries, int keys)
+stress(size_t slabs, size_t maxentries, int keys, int seg_shift)
 {
 	struct worker w[THREADS];
 	struct slabhash* sh = slabhash_create(slabs, 2,
@@ -161,6 +162,8 @@ stress(size_t slabs, size_t maxentries, int keys)
 	size_t i;
 	int t;
 	assert_non_null(sh);
+	for(i = 0; i < slabs; i++)
+		sh->array[i]->seg_shift = seg_shift;
 	for(t = 0; t < THREADS; t++) {
 		memset(&w[t], 0, sizeof(w[t]));
 		w[t].sh = sh;
@@ -187,22 +190,39 @@ stress(size_t slabs, size_t maxentries, int keys)
 
 /** one slab, room for all keys: many doublings, few evictions */
 static void
-test_stress_grow(void** state) { (void)state; stress(1, KEYS * 2, KEYS); }
+test_stress_grow(void** state)
+{
+	(void)state;
+	stress(1, KEYS * 2, KEYS, LRUHASH_SEGMENT_SHIFT);
+}
+
+/** growth-heavy, with bin arrays of many small segments */
+static void
+test_stress_grow_segments(void** state)
+{
+	(void)state;
+	stress(1, KEYS * 2, KEYS, 2);
+}
 
 /** four slabs, small: eviction all the time while tables grow */
 static void
-test_stress_evict(void** state) { (void)state; stress(4, 3000, KEYS); }
+test_stress_evict(void** state) { (void)state; stress(4, 3000, KEYS, 3); }
 
 /** few hot keys in a table that holds most of them: the entries that are
  * evicted are the ones being read, so eviction and lookups meet */
 static void
-test_stress_hot(void** state) { (void)state; stress(1, 200, 300); }
+test_stress_hot(void** state)
+{
+	(void)state;
+	stress(1, 200, 300, LRUHASH_SEGMENT_SHIFT);
+}
 
 int
 main(int argc, char* argv[])
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stress_grow),
+		cmocka_unit_test(test_stress_grow_segments),
 		cmocka_unit_test(test_stress_evict),
 		cmocka_unit_test(test_stress_hot),
 	};

@@ -1,7 +1,10 @@
 /*
  * cmocka unit tests of util/storage/lruhash.c and slabhash.c of Unbound
  * Steady: every API function, also while a table grows incrementally (old
- * and new bin arrays both in use), and the second-chance lru policy.
+ * and new bin arrays both in use), and the second-chance lru policy. The
+ * tests run twice: with the default segment size of the bin arrays, and
+ * with segments of 4 bins, so that growing tables allocate and free many
+ * segments.
  * Built by testcode/cmocka/run.sh against the objects of a build directory.
  */
 #include "config.h"
@@ -16,6 +19,9 @@
 
 /** the number of test keys in the big tests */
 #define NKEYS 5000
+
+/** the segment size (log2 of bins) of the tables that newtable makes */
+static int test_seg_shift = LRUHASH_SEGMENT_SHIFT;
 
 /** make a test key; its hash spreads ids over bins and slabs */
 static struct slabhash_testkey*
@@ -56,6 +62,7 @@ newtable(size_t maxnum)
 		test_slabhash_sizefunc, test_slabhash_compfunc,
 		test_slabhash_delkey, test_slabhash_deldata, NULL);
 	assert_non_null(t);
+	t->seg_shift = test_seg_shift;
 	return t;
 }
 
@@ -95,6 +102,35 @@ bin_len(struct lruhash_bin* b)
 	return n;
 }
 
+/** check that the segments of a growing table's arrays are allocated
+ * exactly while bins in them are in use: those of the new array from when
+ * the move enters them, those of the old array until it leaves them */
+static void
+check_segments(struct lruhash* t)
+{
+	size_t seg = (size_t)1 << t->seg_shift, k;
+	if(!t->old_array) {
+		for(k = 0; k < (t->size > seg ? t->size / seg : 1); k++)
+			assert_non_null(t->array[k]);
+		return;
+	}
+	if(t->old_size > seg) {
+		for(k = 0; k < t->old_size / seg; k++) {
+			if((k + 1) * seg <= t->migrate_idx)
+				assert_null(t->old_array[k]);
+			else	assert_non_null(t->old_array[k]);
+		}
+	} else	assert_non_null(t->old_array[0]);
+	if(t->size > seg) {
+		for(k = 0; k < t->size / seg; k++) {
+			size_t first = (k * seg) & (t->old_size - 1);
+			if(first < t->migrate_idx)
+				assert_non_null(t->array[k]);
+			else	assert_null(t->array[k]);
+		}
+	} else	assert_non_null(t->array[0]);
+}
+
 /** check the table's invariants: lru list, counts, space, every entry in
  * the bin where lookups look for it */
 static void
@@ -116,6 +152,7 @@ check_table(struct lruhash* t)
 	assert_int_equal(c, t->num);
 	assert_int_equal(t->space_used, t->num *
 		test_slabhash_sizefunc(NULL, NULL));
+	check_segments(t);
 	/* entries in the old bins from migrate_idx on, and in the new bins
 	 * that are in use */
 	for(i = 0; i < t->size; i++) {
@@ -123,14 +160,14 @@ check_table(struct lruhash* t)
 		size_t o = t->old_array ? (i & (t->old_size - 1)) : 0;
 		if(t->old_array && o >= t->migrate_idx) {
 			if(i < t->old_size) {
-				b = &t->old_array[i];
+				b = LRUHASH_BIN(t, t->old_array, i);
 				for(p = b->overflow_list; p; p = p->overflow_next)
 					assert_int_equal(p->hash & (t->old_size-1), i);
 				inbins += bin_len(b);
 			}
 			continue;
 		}
-		b = &t->array[i];
+		b = LRUHASH_BIN(t, t->array, i);
 		for(p = b->overflow_list; p; p = p->overflow_next)
 			assert_int_equal(p->hash & t->size_mask, i);
 		inbins += bin_len(b);
@@ -180,7 +217,7 @@ static void
 test_grow_incremental(void** state)
 {
 	struct lruhash* t = newtable(NKEYS * 2);
-	int i, j, seen_growing = 0;
+	int i, j, seen_growing = 0, seen_partial = 0;
 	int* seen = calloc(NKEYS, sizeof(int));
 	(void)state;
 	assert_non_null(seen);
@@ -192,6 +229,19 @@ test_grow_incremental(void** state)
 			seen_growing++;
 			if(was_growing && t->size == before_size)
 				assert_true(t->migrate_idx - before_idx <= 4);
+			/* multi-segment arrays: in the middle of the move,
+			 * segments of the old array are freed and segments of
+			 * the new one not allocated yet */
+			if(t->old_size > (1u << t->seg_shift) &&
+				t->migrate_idx > (1u << t->seg_shift) &&
+				t->migrate_idx < t->old_size -
+				(1u << t->seg_shift)) {
+				seen_partial++;
+				assert_true(lruhash_get_mem(t) <
+					sizeof(struct lruhash) + t->space_used +
+					(t->size + t->old_size) *
+					sizeof(struct lruhash_bin));
+			}
 		}
 		/* a doubling never starts while one is in progress */
 		if(t->size > before_size)
@@ -210,6 +260,8 @@ test_grow_incremental(void** state)
 		}
 	}
 	assert_true(seen_growing > 0);
+	if(t->seg_shift < 10)
+		assert_true(seen_partial > 0);
 	assert_true(t->num == NKEYS);
 	for(j = 0; j < NKEYS; j++)
 		assert_int_equal(get(t, j), j);
@@ -249,10 +301,10 @@ test_ops_while_growing(void** state)
 	check_table(t);
 	for(j = 0; j < n; j++)
 		assert_int_equal(get(t, j), j % 2 ? j : -1);
-	/* memory counts both arrays */
+	/* memory counts the bins in use of both arrays */
 	mem = lruhash_get_mem(t);
 	assert_true(mem >= sizeof(struct lruhash) + t->space_used +
-		(t->size + t->old_size) * sizeof(struct lruhash_bin));
+		(t->old_size + t->migrate_idx) * sizeof(struct lruhash_bin));
 	lruhash_status(t, "growing table", 1);
 	lruhash_get_collisions(t, 0, &m, &mi, &r);
 	assert_true(m >= mi);
@@ -448,7 +500,7 @@ test_slabhash_api(void** state)
 int
 main(void)
 {
-	const struct CMUnitTest tests[] = {
+	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_grow_incremental),
 		cmocka_unit_test(test_ops_while_growing),
@@ -459,6 +511,12 @@ main(void)
 		cmocka_unit_test(test_insert_or_retrieve),
 		cmocka_unit_test(test_slabhash_api),
 	};
+	int fails;
 	log_init(NULL, 0, NULL);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	fails = cmocka_run_group_tests_name("default segments", tests,
+		NULL, NULL);
+	test_seg_shift = 2;
+	fails += cmocka_run_group_tests_name("segments of 4 bins", tests,
+		NULL, NULL);
+	return fails;
 }
