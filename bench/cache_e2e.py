@@ -10,7 +10,9 @@ p50, p99, p99.9 and max latency, lost queries, the cache entries at the
 end, and the max latency per 30 s window; runs alternate stock and fork.
 
 usage: flock build/.bench.lock bench/cache_e2e.py [--rate 5000] [--seconds 240]
-       [--reps 2] [--slabs 1] [--out doc/bench-cache-e2e.md]"""
+       [--reps 2] [--slabs 1] [--out doc/bench-cache-e2e.md]
+       [--plot doc/bench-cache-e2e.svg]
+--plot draws the max latency of every second of every run."""
 
 import argparse
 import os
@@ -25,6 +27,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
 from steady import free_port  # noqa: E402
 from zonetest import Primary  # noqa: E402
+from svgplot import line_plot  # noqa: E402
 
 ZONE = "wild.example."
 
@@ -92,7 +95,7 @@ remote-control:
         summary = dict(kv.split("=") for kv in r.stdout.split())
         st = subprocess.run(ctl + ["stats_noreset"], capture_output=True, text=True).stdout
         stats = dict(l.split("=", 1) for l in st.splitlines() if "=" in l)
-        lats, windows, lost = [], {}, 0
+        lats, windows, seconds, lost = [], {}, {}, 0
         t0 = None
         with open(out) as f:
             for line in f:
@@ -100,11 +103,13 @@ remote-control:
                 ts, lat = int(ts), int(lat)
                 t0 = ts if t0 is None else t0
                 w = (ts - t0) // 30000000
+                sec = (ts - t0) // 1000000
                 if lat < 0:
                     lost += 1
                     continue
                 lats.append(lat / 1000.0)
                 windows[w] = max(windows.get(w, 0), lat / 1000.0)
+                seconds[sec] = max(seconds.get(sec, 0), lat / 1000.0)
         lats.sort()
 
         def pct(p):
@@ -113,10 +118,11 @@ remote-control:
                "max_ms": lats[-1], "lost": lost, "sent": int(summary["sent"]),
                "msg_entries": int(stats.get("msg.cache.count", 0)),
                "rrset_entries": int(stats.get("rrset.cache.count", 0)),
-               "windows": [windows[k] for k in sorted(windows)]}
+               "windows": [windows[k] for k in sorted(windows)],
+               "seconds": sorted(seconds.items())}
         print("  %s: %s" % (kind, " ".join("%s=%s" % (k, ("%.4g" % v) if isinstance(v, float)
                                                          else v) for k, v in res.items()
-                                         if k != "windows")), flush=True)
+                                         if k not in ("windows", "seconds"))), flush=True)
         print("    max per 30 s: %s" % " ".join("%.1f" % x for x in res["windows"]), flush=True)
         return res
     finally:
@@ -143,6 +149,7 @@ def main():
     ap.add_argument("--stock", default=os.path.join(TOP, "build", "stock"))
     ap.add_argument("--fork", default=os.path.join(TOP, "build", "fork"))
     ap.add_argument("--out")
+    ap.add_argument("--plot")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="steady-e2e-")
     probe = os.path.join(tmp, "dnsprobe")
@@ -177,6 +184,14 @@ def main():
     for kind in ("stock", "fork"):
         for i, r in enumerate(res[kind]):
             out.append("- %s run %d: %s" % (kind, i + 1, " ".join("%.1f" % x for x in r["windows"])))
+    if a.plot:
+        colours = {"stock": ["#d62728", "#ff9896", "#8c1c13"],
+                   "fork": ["#1f77b4", "#aec7e8", "#0b3d66"]}
+        series = [("%s run %d" % (kind, i + 1), colours[kind][i % 3], r["seconds"])
+                  for kind in ("stock", "fork") for i, r in enumerate(res[kind])]
+        line_plot(a.plot, "Max latency per second while the caches grow (%d qps)" % a.rate,
+                  "seconds since start", "max latency, ms (log)", series)
+        out += ["", "Plot: [%s](%s)" % (os.path.basename(a.plot), os.path.basename(a.plot))]
     text = "\n".join(out) + "\n"
     print(text)
     if a.out:

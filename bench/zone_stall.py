@@ -11,17 +11,20 @@ the large zone (--updates per configuration) the benchmark:
     the zone being updated (the zone probe), lost after 2 s;
   - sends one NOTIFY, then a storm of NOTIFYs from 8 source ports every
     20 ms until the new zonefile is on disk, timing each answer;
-  - times list_auth_zones during the zonefile write;
+  - times list_auth_zones during the zonefile write, and before the
+    update (what the unbound-control round trip costs with no write);
   - records when the new serial is served and when it is on disk.
 Per configuration it reports the median (min-max) over the updates of:
 NOTIFY to served, NOTIFY to on disk, the probe's max and p99.9 latency
 and lost queries from the NOTIFY until one second after the file is on
 disk (the update window) and outside it, the zone probe's max and lost,
 the slowest NOTIFY answer and list_auth_zones. Stock and fork alternate.
+--plot draws the probe's max latency per 100 ms around the first update
+of the largest zone, for every thread count, stock and fork.
 
 usage: flock build/.bench.lock bench/zone_stall.py [--sizes 100000,1000000]
        [--threads 1,2] [--updates 3] [--rate 2000] [--primary nsd|knot]
-       [--out doc/bench-authzone-io.md]"""
+       [--out doc/bench-authzone-io.md] [--plot doc/bench-authzone-io.svg]"""
 
 import argparse
 import os
@@ -37,6 +40,8 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
 from zonetest import (KnotPrimary, Primary, Secondary, file_serial,  # noqa: E402
                       notify, write_zone)
+sys.path.insert(0, HERE)
+from svgplot import line_plot  # noqa: E402
 
 ZONE = "example.net."
 SMALL = "other.example."
@@ -75,6 +80,21 @@ def window_stats(path, t0, t1):
     return summ(ins, lost_in), summ(outs, lost_out)
 
 
+def timeline(path, t0, t1, step=0.1):
+    """(seconds since t0, max latency in ms) per step from t0 - 1 s to t1
+    of a dnsprobe -o file; a lost query counts as the 2 s timeout."""
+    worst = {}
+    with open(path) as f:
+        for line in f:
+            ts, lat, _ = line.split()
+            t = int(ts) / 1e6
+            if t0 - 1.0 <= t < t1:
+                lat_ms = 2000.0 if int(lat) < 0 else int(lat) / 1000.0
+                k = int((t - t0 + 1.0) / step)
+                worst[k] = max(worst.get(k, 0.0), lat_ms)
+    return [(k * step - 1.0, worst[k]) for k in sorted(worst)]
+
+
 def one_config(build, kind, size, threads, updates, rate, probe_exe, tmp,
                knot=False):
     """All updates for one build and configuration; a list of dicts.
@@ -109,6 +129,9 @@ def one_config(build, kind, size, threads, updates, rate, probe_exe, tmp,
                                                 max(1, rate // 20), secs, zout),
                                       stdout=subprocess.PIPE, text=True)
             time.sleep(1.0)
+            t0 = time.monotonic()
+            sec.control("list_auth_zones", check=False)
+            list_quiet = time.monotonic() - t0
             tmpfile = "%s.tmp%d" % (zfile, sec.proc.pid)
             t_notify = time.monotonic()
             rc, _ = notify(sec.port, ZONE, timeout=2)
@@ -154,10 +177,13 @@ def one_config(build, kind, size, threads, updates, rate, probe_exe, tmp,
                  "zone_max_ms": zin["max"], "zone_lost": zin["lost"],
                  "notify_max_ms": max([s for _, s in notifies] + [0]) * 1000,
                  "notify_unanswered": sum(1 for rc_, _ in notifies if rc_ != "NOERROR"),
-                 "list_ms": list_time * 1000 if list_time is not None else float("nan")}
+                 "list_ms": list_time * 1000 if list_time is not None else float("nan"),
+                 "list_quiet_ms": list_quiet * 1000}
             print("  %s size %d threads %d update %d: %s" % (
                 kind, size, threads, u + 1,
                 " ".join("%s=%.4g" % (k, v) for k, v in r.items())), flush=True)
+            if u == 0:
+                r["timeline"] = timeline(pout, t_notify, end + 1.0)
             res.append(r)
             if t_disk is None:
                 # let the rest of the update finish before the next one
@@ -206,6 +232,7 @@ def main():
     ap.add_argument("--fork", default=os.path.join(TOP, "build", "fork"))
     ap.add_argument("--primary", choices=["nsd", "knot"], default="nsd")
     ap.add_argument("--out")
+    ap.add_argument("--plot")
     a = ap.parse_args()
     knot = a.primary == "knot"
     tmp = tempfile.mkdtemp(prefix="steady-zbench-")
@@ -229,7 +256,8 @@ def main():
             ("zone probe lost", "zone_lost"),
             ("slowest NOTIFY answer (storm), ms", "notify_max_ms"),
             ("NOTIFYs unanswered (2 s)", "notify_unanswered"),
-            ("list_auth_zones during the write, ms", "list_ms")]
+            ("list_auth_zones during the write, ms", "list_ms"),
+            ("list_auth_zones before the update (no write), ms", "list_quiet_ms")]
     out = ["# Zone update stalls: stock against fork", "",
            "Command: `flock build/.bench.lock bench/zone_stall.py %s`  " % " ".join(sys.argv[1:]),
            "Date: %s, %d CPUs; %s as primary on loopback; probe %d qps over "
@@ -250,6 +278,18 @@ def main():
                 f = [r[key] for r in results[(size, threads, "fork")]]
                 out.append("| %s | %s | %s |" % (label, fmt(s), fmt(f)))
             out.append("")
+    if a.plot:
+        size = max(int(x) for x in a.sizes.split(","))
+        colours = {"stock": ["#d62728", "#8c1c13"], "fork": ["#1f77b4", "#0b3d66"]}
+        series = []
+        for i, threads in enumerate(int(x) for x in a.threads.split(",")):
+            for kind in ("stock", "fork"):
+                series.append(("%s, %d thread%s" % (kind, threads, "s" if threads > 1 else ""),
+                               colours[kind][i % 2],
+                               results[(size, threads, kind)][0]["timeline"]))
+        line_plot(a.plot, "Probe max latency per 100 ms, first update of %d records" % size,
+                  "seconds since the NOTIFY", "max latency, ms (log; lost = 2000)", series)
+        out += ["Plot: [%s](%s)" % (os.path.basename(a.plot), os.path.basename(a.plot)), ""]
     text = "\n".join(out) + "\n"
     print(text)
     if a.out:

@@ -93,7 +93,7 @@ for t; do
 	zone-tsan) run zone-tsan "$here/test_zone_tsan.sh" "$top/build/fork-tsan" ;;
 	upstream-export) run upstream-export "$here/test_upstream_export.sh" \
 		"$top/build/base" "$top/build/dl" ;;
-	check-series) run check-series "$top/scripts/check-series.sh" --last 2 \
+	check-series) run check-series "$top/scripts/check-series.sh" --last 3 \
 		"$top/build/base" "$top/patches" "$top/build/check-series" ;;
 	deb) run deb sh -c 'make -C "$1" deb && "$2/test_deb.sh" "$1/build/deb"' sh "$top" "$here" ;;
 	*) echo "run-tests: unknown test $t" >&2; echo "$usage" >&2; exit 2 ;;

@@ -169,6 +169,9 @@ class Primary:
                  "\tzonelistfile: \"%s/zone.list\"" % self.dir,
                  "\tusername: \"\"", "\tchroot: \"\"",
                  "\tserver-count: 1", "\tverbosity: 1",
+                 # Debian's NSD limits responses to 200 qps per client
+                 # network by default; loads from loopback exceed it
+                 "\trrl-ratelimit: 0",
                  "remote-control:", "\tcontrol-enable: no"]
         for z in zones:
             lines += ["zone:", "\tname: \"%s\"" % z,
