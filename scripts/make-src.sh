@@ -30,6 +30,9 @@ cp -a "$base" "$tmp"
 cd "$tmp"
 git init -q
 git config core.autocrlf false
+# A plain git format-patch in the work tree then writes what
+# export-patches.sh writes (no signature with the local git version).
+git config format.signature ""
 # Build products live in another directory; keep editor debris out.
 printf '*~\n*.orig\n*.rej\n' > .git/info/exclude
 git add -A -f .
