@@ -19,7 +19,7 @@ import tempfile
 import time
 
 from zonetest import (Primary, Secondary, check_zonefile, file_serial,
-                      notify, write_zone)
+                      notify, verdict, write_zone)
 
 ZONE = "example.net."
 LONGZONE = "long.example."
@@ -171,10 +171,7 @@ def main():
             subprocess.run(["umount", mnt])
             if fails:
                 print(sec.read_log()[-3000:])
-    for f in fails:
-        print("FAIL:", f)
-    print("zone write faults (io thread %s): %s" % (a.io_thread, "FAIL" if fails else "OK"))
-    return 1 if fails else 0
+    return verdict(fails, "zone write faults (io thread %s)" % a.io_thread)
 
 
 if __name__ == "__main__":

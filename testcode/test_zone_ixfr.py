@@ -18,7 +18,8 @@ import tempfile
 import dns.message
 import dns.query
 
-from zonetest import KnotPrimary, Secondary, file_serial, notify, write_zone, zone_text
+from zonetest import (KnotPrimary, Secondary, file_serial, notify, verdict,
+                      write_zone, zone_text)
 
 ZONE = "example.net."
 N = 30000
@@ -102,10 +103,7 @@ def main():
             prim.stop()
             if fails:
                 print(sec.read_log()[-3000:])
-    for f in fails:
-        print("FAIL:", f)
-    print("IXFR from Knot (io thread %s): %s" % (a.io_thread, "FAIL" if fails else "OK"))
-    return 1 if fails else 0
+    return verdict(fails, "IXFR from Knot (io thread %s)" % a.io_thread)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import tempfile
 import time
 
 from zonetest import (Primary, Secondary, check_zonefile, file_serial,
-                      notify, write_zone)
+                      notify, verdict, write_zone)
 
 ZONE = "example.net."
 
@@ -101,10 +101,7 @@ def main():
             prim.stop()
             if fails:
                 print(sec.read_log()[-3000:])
-    for f in fails:
-        print("FAIL:", f)
-    print("kill -9 during writes (io thread %s): %s" % (a.io_thread, "FAIL" if fails else "OK"))
-    return 1 if fails else 0
+    return verdict(fails, "kill -9 during writes (io thread %s)" % a.io_thread)
 
 
 if __name__ == "__main__":

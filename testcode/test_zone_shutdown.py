@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 
-from zonetest import (Primary, Secondary, check_zonefile, notify,
+from zonetest import (Primary, Secondary, check_zonefile, notify, verdict,
                       write_zone)
 
 
@@ -128,11 +128,8 @@ def main():
             prim.stop()
             if fails:
                 print(sec.read_log()[-3000:])
-    for f in fails:
-        print("FAIL:", f)
-    print("stop with queued zone work (io thread %s%s): %s" % (
-        a.io_thread, ", valgrind" if a.valgrind else "", "FAIL" if fails else "OK"))
-    return 1 if fails else 0
+    return verdict(fails, "stop with queued zone work (io thread %s%s)" % (
+        a.io_thread, ", valgrind" if a.valgrind else ""))
 
 
 if __name__ == "__main__":

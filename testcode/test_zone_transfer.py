@@ -20,7 +20,7 @@ import threading
 import time
 
 from zonetest import (Primary, Secondary, check_zonefile, file_serial,
-                      ldns_check, notify, write_zone)
+                      ldns_check, notify, verdict, write_zone)
 
 ZONE = "example.net."
 UPZONE = "example.org."
@@ -175,10 +175,7 @@ def main():
             prim.stop()
             if fails:
                 print(sec.read_log()[-4000:])
-    for f in fails:
-        print("FAIL:", f)
-    print("zone transfer (io thread %s): %s" % (a.io_thread, "FAIL" if fails else "OK"))
-    return 1 if fails else 0
+    return verdict(fails, "zone transfer (io thread %s)" % a.io_thread)
 
 
 if __name__ == "__main__":

@@ -135,6 +135,15 @@ def check_zonefile(path, origin, nrecords, pairs=False):
     return serial, None
 
 
+def verdict(fails, what):
+    """Print a test's failures and its closing line; returns its exit
+    code."""
+    for f in fails:
+        print("FAIL:", f)
+    print("%s: %s" % (what, "FAIL" if fails else "OK"))
+    return 1 if fails else 0
+
+
 def ldns_check(path, origin):
     """Parse the zonefile with ldns-read-zone; returns None or the error."""
     r = subprocess.run(["ldns-read-zone", "-E", "SOA", path],
