@@ -32,6 +32,21 @@ def free_port():
                 return port
 
 
+def wait_running(server, timeout):
+    """Wait until the unbound of server (with proc, control and read_log)
+    answers unbound-control status: True, or False after timeout seconds;
+    raises if it exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.proc.poll() is not None:
+            raise RuntimeError("unbound exited at start-up:\n" + server.read_log())
+        r = server.control("status", check=False)
+        if r.returncode == 0 and "is running" in r.stdout:
+            return True
+        time.sleep(0.1)
+    return False
+
+
 class Unbound:
     """One unbound process started from BUILDDIR with the demo config in
     RUNDIR. extra_conf is appended to the server: clause."""
@@ -66,14 +81,8 @@ class Unbound:
         self.logf = open(self.log, "w")
         self.proc = subprocess.Popen([self.bin("unbound"), "-d", "-c", self.conf],
                                      stdout=self.logf, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("unbound exited at start-up:\n" + self.read_log())
-            r = self.control("status", check=False)
-            if r.returncode == 0 and "is running" in r.stdout:
-                return self
-            time.sleep(0.1)
+        if wait_running(self, timeout):
+            return self
         self.stop()
         raise RuntimeError("unbound did not come up:\n" + self.read_log())
 

@@ -167,7 +167,7 @@ if env PATH="$tmp/fakebin:$PATH" FAKE_APT_FILES="$tmp/fakefiles" FAKE_POOL="$tmp
 else
 	bad "pinned files from the pool"; sed 's/^/    /' "$tmp/out"
 fi
-uri=$("$top/scripts/derive-src-entry.sh" trixie 2>/dev/null | sed -n 's/^URIs: //p' | cut -d' ' -f1)
+uri=$("$top/scripts/derive-src-entry.sh" "$BASE_SUITE" 2>/dev/null | sed -n 's/^URIs: //p' | cut -d' ' -f1)
 if [ -n "$uri" ]; then
 	grep -qxF "${uri%/}/pool/main/u/unbound/$BASE_ORIG_FILE" "$tmp/pool.log" &&
 		ok "pool URI derived from the machine's entry" ||

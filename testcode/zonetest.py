@@ -20,7 +20,7 @@ import dns.query
 import dns.rcode
 import dns.rdatatype
 
-from steady import free_port
+from steady import free_port, wait_running
 
 
 def zone_text(origin, serial, nrecords, pairs=False, fixed=False, vary=0):
@@ -357,14 +357,8 @@ class Secondary:
             cmd = wrapper + cmd
         self.out = open(os.path.join(self.rundir, "stdout.log"), "a")
         self.proc = subprocess.Popen(cmd, stdout=self.out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("unbound exited at start-up:\n" + self.read_log())
-            r = self.control("status", check=False)
-            if r.returncode == 0 and "is running" in r.stdout:
-                return self
-            time.sleep(0.1)
+        if wait_running(self, timeout):
+            return self
         self.kill()
         raise RuntimeError("unbound did not come up:\n" + self.read_log())
 
