@@ -5,7 +5,8 @@
  *
  * usage: lruhash_bench MODE [ARGS]
  *   grow N             one thread inserts N keys into one table that starts
- *                      at 1024 bins: max and p99.99 insert latency (us)
+ *                      at 1024 bins: max and p99.99 insert latency (us),
+ *                      and the number of the slowest insert
  *   reader N           a thread inserts N keys (the table grows) while
  *                      another looks up keys already present: reader max (us)
  *   lookup N T SECS    table pre-filled with N keys, T threads look up
@@ -14,6 +15,11 @@
  *                      into a table growing from N/8: ops/s, max (us)
  *   zipf CACHE KEYS OPS  Zipf(0.9) key stream, lookup and insert on miss,
  *                      table holding CACHE entries: hit ratio
+ *   floor N T SECS     as lookup, but each timed operation reads one random
+ *                      word of an N-word array instead: the largest time a
+ *                      thread loses to the scheduler (and the clock) with T
+ *                      threads on this machine, the floor of the max_us
+ *                      values above: floor_max_us
  * Prints one line of name=value results.
  */
 #include "config.h"
@@ -117,15 +123,18 @@ bench_grow(long n)
 	struct lruhash* t = mktable((size_t)n * 2);
 	uint64_t* lat = malloc(sizeof(uint64_t) * (size_t)n);
 	uint64_t start = nsec(), t0, t1;
-	long i;
+	long i, max_at = 0;
 	if(!lat) { perror("malloc"); exit(1); }
 	for(i = 0; i < n; i++) {
 		t0 = nsec();
 		put(t, i);
 		t1 = nsec();
 		lat[i] = t1 - t0;
+		if(lat[i] > lat[max_at])
+			max_at = i;
 	}
-	printf("total_s=%.3f ", (nsec() - start) / 1e9);
+	/* which insert was the slowest: a doubling starts at a power of 2 */
+	printf("total_s=%.3f max_at=%ld ", (nsec() - start) / 1e9, max_at);
 	qsort(lat, (size_t)n, sizeof(uint64_t), cmp_u64);
 	printf("max_us=%.1f p9999_us=%.2f p50_us=%.3f rss_mb=%.0f\n",
 		lat[n-1] / 1e3, lat[(size_t)(n * 0.9999)] / 1e3,
@@ -253,6 +262,63 @@ bench_lookup(long n, int threads, double secs)
 	printf("lookups_per_s=%.0f max_us=%.1f\n", ops / secs, max / 1e3);
 }
 
+/** the array that floor mode reads */
+static volatile long* floor_words;
+
+/** timed reads of random words, timed as lookup_main times lookups */
+static void*
+floor_main(void* arg)
+{
+	struct result* r = (struct result*)arg;
+	unsigned seed = 777u * (unsigned)(r->num + 1);
+	uint64_t end = nsec() + (uint64_t)(r->s->secs * 1e9);
+	long sum = 0;
+	while(1) {
+		int k;
+		for(k = 0; k < 64; k++) {
+			long id = (long)(rand_r(&seed) % (unsigned)r->s->present);
+			uint64_t t0 = nsec(), d;
+			sum += floor_words[id];
+			d = nsec() - t0;
+			if(d > r->max) r->max = d;
+		}
+		r->ops += 64;
+		if(nsec() > end)
+			break;
+	}
+	r->s->next += sum & 1; /* keep the reads */
+	return NULL;
+}
+
+/** floor mode: the scheduling noise under the threads of lookup mode */
+static void
+bench_floor(long n, int threads, double secs)
+{
+	struct shared s;
+	struct result r[64];
+	pthread_t th[64];
+	long i;
+	uint64_t max = 0;
+	memset(&s, 0, sizeof(s));
+	floor_words = calloc((size_t)n, sizeof(long));
+	if(!floor_words) { perror("calloc"); exit(1); }
+	for(i = 0; i < n; i++)
+		floor_words[i] = i;
+	s.present = n;
+	s.secs = secs;
+	for(i = 0; i < threads; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].s = &s;
+		r[i].num = (int)i;
+		pthread_create(&th[i], NULL, floor_main, &r[i]);
+	}
+	for(i = 0; i < threads; i++) {
+		pthread_join(th[i], NULL);
+		if(r[i].max > max) max = r[i].max;
+	}
+	printf("floor_max_us=%.1f\n", max / 1e3);
+}
+
 /** mixed: 90% lookups, 10% inserts of new keys */
 static void*
 mixed_main(void* arg)
@@ -353,10 +419,12 @@ main(int argc, char* argv[])
 		bench_mixed(atol(argv[2]), atof(argv[3]));
 	else if(argc >= 5 && strcmp(argv[1], "zipf") == 0)
 		bench_zipf(atol(argv[2]), atol(argv[3]), atol(argv[4]));
+	else if(argc >= 5 && strcmp(argv[1], "floor") == 0)
+		bench_floor(atol(argv[2]), atoi(argv[3]), atof(argv[4]));
 	else {
 		fprintf(stderr, "usage: lruhash_bench grow N | reader N | "
 			"lookup N THREADS SECS | mixed N SECS | "
-			"zipf CACHE KEYS OPS\n");
+			"zipf CACHE KEYS OPS | floor N THREADS SECS\n");
 		return 2;
 	}
 	return 0;

@@ -4,7 +4,14 @@ build/stock) and the fork (build/src + build/fork), run each benchmark for
 both side by side, alternating, and print a Markdown report of medians
 with min-max and fork/stock ratios. --out writes it to a file.
 
-usage: lruhash_bench.py [--reps N] [--quick] [--out FILE]"""
+usage: lruhash_bench.py [--reps N] [--quick] [--out FILE] [--plot PREFIX] [--fifo]
+  --plot writes PREFIX-lookups.svg (lookups/s by threads) and
+  PREFIX-slowest.svg (slowest lookup by threads, with the floor).
+  --fifo runs only the benchmarks with no more threads than CPUs, as
+  SCHED_FIFO (chrt -f 1), so that no other task of this machine preempts
+  them and their max latency is the table's, not the scheduler's. It
+  needs the real-time throttle off (sysctl kernel.sched_rt_runtime_us=-1),
+  or the throttle's 50 ms pauses would be measured instead."""
 
 import argparse
 import os
@@ -38,9 +45,13 @@ def build(label):
     return exe
 
 
+# command prefix for the benchmark processes (--fifo)
+PREFIX = []
+
+
 def run(exe, *args):
-    out = subprocess.run([exe] + [str(a) for a in args], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(PREFIX + [exe] + [str(a) for a in args], capture_output=True,
+                         text=True, check=True).stdout
     return {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", out)}
 
 
@@ -51,6 +62,8 @@ def med(vals):
 
 
 def compare(exes, reps, title, args, keys, report):
+    """Run both builds reps times, alternating; add a row per key; return
+    the results of both, by build."""
     res = {"stock": [], "fork": []}
     for _ in range(reps):
         for label in ("stock", "fork"):
@@ -61,6 +74,38 @@ def compare(exes, reps, title, args, keys, report):
         ratio = statistics.median(f) / statistics.median(s) if statistics.median(s) else float("nan")
         report.append("| %s | %s | %s | %s | %.3g |" % (title, key, med(s), med(f), ratio))
         print(report[-1], flush=True)
+    return res
+
+
+def floor(exes, reps, threads, secs, report):
+    """Rows for the scheduling noise floor: the same harness with the same
+    threads for about as long, timing a memory read instead of a table
+    operation (the same code in both builds)."""
+    return compare(exes, reps, "floor: %d thread%s, %.1f s" % (threads, "s" if threads > 1 else "",
+                                                               secs),
+                   ["floor", 1000000, threads, "%.1f" % secs], ["floor_max_us"], report)
+
+
+def plot(prefix, lookups, floors):
+    """Plot lookups/s and the slowest lookup by threads, medians."""
+    from svgplot import line_plot
+    threads = sorted(lookups)
+
+    def series(key, label, colour, res):
+        return (label, colour, [(t, statistics.median(r[key] for r in res(t))) for t in threads])
+    line_plot(prefix + "-lookups.svg", "lookups/s, table of 1M present keys (median)",
+              "threads (2 CPUs)", "lookups/s",
+              [series("lookups_per_s", "stock", "#c0392b", lambda t: lookups[t]["stock"]),
+               series("lookups_per_s", "fork", "#2471a3", lambda t: lookups[t]["fork"])], log_y=False)
+    line_plot(prefix + "-slowest.svg", "slowest lookup in 2 s (median of runs)",
+              "threads (2 CPUs)", "ms (log)",
+              [("stock", "#c0392b", [(t, statistics.median(r["max_us"] for r in lookups[t]["stock"])
+                                      / 1e3) for t in threads]),
+               ("fork", "#2471a3", [(t, statistics.median(r["max_us"] for r in lookups[t]["fork"])
+                                     / 1e3) for t in threads]),
+               ("floor (no table)", "#7f8c8d",
+                [(t, statistics.median(r["floor_max_us"] for r in floors[t]["stock"] +
+                                       floors[t]["fork"]) / 1e3) for t in threads])])
 
 
 def main():
@@ -68,35 +113,67 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     ap.add_argument("--out")
+    ap.add_argument("--plot", metavar="PREFIX")
+    ap.add_argument("--fifo", action="store_true")
     args = ap.parse_args()
+    if args.fifo:
+        with open("/proc/sys/kernel/sched_rt_runtime_us") as f:
+            if f.read().strip() != "-1":
+                ap.error("--fifo needs kernel.sched_rt_runtime_us=-1 (the real-time throttle "
+                         "would pause the run for 50 ms every second)")
+        PREFIX[:] = ["chrt", "-f", "1"]
     exes = {label: build(label) for label in BUILDS}
     q = args.quick
     report = ["# lruhash benchmark: stock vs fork\n",
               "Command: `%s`  " % " ".join(["bench/lruhash_bench.py"] + sys.argv[1:]),
               "Date: %s; %d CPUs; each row: median (min–max) of %d runs per build, "
-              "stock and fork alternating.\n" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                                 os.cpu_count(), args.reps),
+              "stock and fork alternating. The floor rows time a memory read in the "
+              "same threads for as long: the largest delay the scheduler alone "
+              "causes, below which a max_us says nothing.%s\n" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                                 os.cpu_count(), args.reps,
+                                                 " Run as SCHED_FIFO (chrt -f 1), real-time "
+                                                 "throttle off." if args.fifo else ""),
               "| benchmark | value | stock | fork | fork/stock |", "|---|---|---|---|---|"]
     sizes = [100000, 400000] if q else [1000000, 4000000, 16000000]
     for n in sizes:
-        compare(exes, 1 if n >= 16000000 else args.reps, "grow one table to %d" % n,
-                ["grow", n], ["max_us", "p9999_us", "total_s", "rss_mb"], report)
+        reps = min(3, args.reps) if n >= 16000000 else args.reps
+        fork = compare(exes, reps, "grow one table to %d" % n,
+                       ["grow", n], ["max_us", "p9999_us", "total_s", "rss_mb"], report)["fork"]
+        floor(exes, reps, 1, statistics.median(r["total_s"] for r in fork), report)
     for n in ([400000] if q else [1000000, 4000000, 8000000]):
         compare(exes, args.reps, "reader while growing to %d" % n, ["reader", n],
                 ["reader_max_us"], report)
+    floor(exes, args.reps, 2, 10, report)
+    lookups, floors = {}, {}
     for threads in (1, 2, 4, 8):
-        compare(exes, args.reps, "lookup, %d threads, 1M present" % threads,
-                ["lookup", 100000 if q else 1000000, threads, 2], ["lookups_per_s", "max_us"], report)
+        if args.fifo and threads > os.cpu_count():
+            # FIFO threads of one priority do not share a CPU
+            continue
+        lookups[threads] = compare(exes, args.reps, "lookup, %d threads, 1M present" % threads,
+                                   ["lookup", 100000 if q else 1000000, threads, 2],
+                                   ["lookups_per_s", "max_us"], report)
+        floors[threads] = floor(exes, args.reps, threads, 2, report)
     compare(exes, args.reps, "90% lookup / 10% insert, 2 threads, growing", ["mixed", 1000000, 3],
             ["ops_per_s", "max_us"], report)
+    floor(exes, args.reps, 2, 3, report)
+    if args.fifo:
+        return finish(args, report)
     compare(exes, args.reps, "Zipf(0.9), cache 100k, keys 1M", ["zipf", 100000, 1000000,
                                                                  1000000 if q else 5000000],
             ["hit_ratio"], report)
+    if args.plot:
+        plot(args.plot, lookups, floors)
+    return finish(args, report)
+
+
+def finish(args, report):
+    """Write and print the report."""
     text = "\n".join(report) + "\n"
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)
     print(text)
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 /*
  * Multithreaded stress test of util/storage/lruhash.c and slabhash.c for
  * Unbound Steady: THREADS threads (more than the 2 cores) insert, look up,
- * remove, clear, traverse and read statistics on tables that start with 2
- * bins (so they grow, incrementally, many times) and are small enough to
- * evict all the time. Bounded in time; checks the invariants at the end
+ * remove, clear, traverse and read statistics on tables that start with 1
+ * or 2 bins (so they grow, incrementally, many times) and are small enough
+ * to evict all the time; and threads look up keys that are present while
+ * another grows the table. Bounded in time; checks the invariants at the end
  * and, during the run, that every lookup returns the entry of its own key
  * with the data value that key always gets. Meant to run under
  * ThreadSanitizer and AddressSanitizer too (testcode/cmocka/run.sh).
@@ -25,6 +26,10 @@
 #define THREADS 8
 /** key space */
 #define KEYS 20000
+/** keys present during test_stress_present */
+#define PRESENT 64
+/** keys inserted while test_stress_present looks up the present ones */
+#define PRESENT_GROWTH 400000
 
 /** test duration in seconds */
 static double duration = 2.0;
@@ -148,13 +153,13 @@ check_lruhash(struct lruhash* t)
 	lock_quick_unlock(&t->lock);
 }
 
-/** run the threads on one table configuration, keys 0 .. keys-1;
- * seg_shift is the segment size of the tables' bin arrays (log2 bins) */
+/** run the threads on one table configuration, keys 0 .. keys-1, with
+ * tables that start with start_size bins */
 static void
-stress(size_t slabs, size_t maxentries, int keys, int seg_shift)
+stress(size_t slabs, size_t maxentries, int keys, size_t start_size)
 {
 	struct worker w[THREADS];
-	struct slabhash* sh = slabhash_create(slabs, 2,
+	struct slabhash* sh = slabhash_create(slabs, start_size,
 		maxentries * test_slabhash_sizefunc(NULL, NULL),
 		test_slabhash_sizefunc, test_slabhash_compfunc,
 		test_slabhash_delkey, test_slabhash_deldata, NULL);
@@ -162,8 +167,6 @@ stress(size_t slabs, size_t maxentries, int keys, int seg_shift)
 	size_t i;
 	int t;
 	assert_non_null(sh);
-	for(i = 0; i < slabs; i++)
-		sh->array[i]->seg_shift = seg_shift;
 	for(t = 0; t < THREADS; t++) {
 		memset(&w[t], 0, sizeof(w[t]));
 		w[t].sh = sh;
@@ -193,20 +196,20 @@ static void
 test_stress_grow(void** state)
 {
 	(void)state;
-	stress(1, KEYS * 2, KEYS, LRUHASH_SEGMENT_SHIFT);
+	stress(1, KEYS * 2, KEYS, 2);
 }
 
-/** growth-heavy, with bin arrays of many small segments */
+/** growth-heavy, from a table of one bin */
 static void
-test_stress_grow_segments(void** state)
+test_stress_grow_one(void** state)
 {
 	(void)state;
-	stress(1, KEYS * 2, KEYS, 2);
+	stress(1, KEYS * 2, KEYS, 1);
 }
 
 /** four slabs, small: eviction all the time while tables grow */
 static void
-test_stress_evict(void** state) { (void)state; stress(4, 3000, KEYS, 3); }
+test_stress_evict(void** state) { (void)state; stress(4, 3000, KEYS, 2); }
 
 /** few hot keys in a table that holds most of them: the entries that are
  * evicted are the ones being read, so eviction and lookups meet */
@@ -214,7 +217,117 @@ static void
 test_stress_hot(void** state)
 {
 	(void)state;
-	stress(1, 200, 300, LRUHASH_SEGMENT_SHIFT);
+	stress(1, 200, 300, 2);
+}
+
+/** state of the threads of test_stress_present */
+struct present_worker {
+	/** the table */
+	struct lruhash* table;
+	/** thread number; 0 inserts, the others look up */
+	int num;
+	/** thread id */
+	ub_thread_type tid;
+	/** lookups done */
+	long lookups;
+	/** lookups that did not find a key that was present */
+	long misses;
+	/** set by the inserting thread when it is done */
+	volatile int* done;
+};
+
+/** make a test key */
+static struct slabhash_testkey*
+present_key(int id)
+{
+	struct slabhash_testkey* k = calloc(1, sizeof(*k));
+	if(!k) abort();
+	k->id = id;
+	k->entry.hash = hash_of(id);
+	k->entry.key = k;
+	lock_rw_init(&k->entry.lock);
+	return k;
+}
+
+/** insert keys PRESENT.. onward, or look up keys 0..PRESENT-1 (inserted
+ * before the threads start, never removed) until the inserter is done */
+static void*
+present_work(void* arg)
+{
+	struct present_worker* w = (struct present_worker*)arg;
+	unsigned int seed = (unsigned)w->num * 7919u + 1;
+	int id;
+	if(w->num == 0) {
+		for(id = PRESENT; id < PRESENT + PRESENT_GROWTH; id++) {
+			struct slabhash_testkey* k = present_key(id);
+			struct slabhash_testdata* d = calloc(1, sizeof(*d));
+			if(!d) abort();
+			d->data = value_of(id);
+			k->entry.data = d;
+			lruhash_insert(w->table, k->entry.hash, &k->entry, d,
+				NULL);
+		}
+		__atomic_store_n(w->done, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	while(!__atomic_load_n(w->done, __ATOMIC_ACQUIRE)) {
+		struct slabhash_testkey* k = present_key(
+			(int)(rand_r(&seed) % PRESENT));
+		struct lruhash_entry* e = lruhash_lookup(w->table,
+			k->entry.hash, k, 0);
+		w->lookups++;
+		if(!e)
+			w->misses++;
+		else	lock_rw_unlock(&e->lock);
+		test_slabhash_delkey(k, NULL);
+	}
+	return NULL;
+}
+
+/** lookups of keys that are present always find them while another
+ * thread grows the table through many doublings: a lookup that finds its
+ * bin without the table lock must never scan a bin that no longer (or not
+ * yet) holds its key */
+static void
+test_stress_present(void** state)
+{
+	struct present_worker w[THREADS];
+	struct lruhash* table = lruhash_create(1, (size_t)(PRESENT +
+		PRESENT_GROWTH) * 2 * test_slabhash_sizefunc(NULL, NULL),
+		test_slabhash_sizefunc, test_slabhash_compfunc,
+		test_slabhash_delkey, test_slabhash_deldata, NULL);
+	volatile int done = 0;
+	long lookups = 0, misses = 0;
+	int t, id;
+	(void)state;
+	assert_non_null(table);
+	for(id = 0; id < PRESENT; id++) {
+		struct slabhash_testkey* k = present_key(id);
+		struct slabhash_testdata* d = calloc(1, sizeof(*d));
+		assert_non_null(d);
+		d->data = value_of(id);
+		k->entry.data = d;
+		lruhash_insert(table, k->entry.hash, &k->entry, d, NULL);
+	}
+	for(t = 0; t < THREADS; t++) {
+		memset(&w[t], 0, sizeof(w[t]));
+		w[t].table = table;
+		w[t].num = t;
+		w[t].done = &done;
+		ub_thread_create(&w[t].tid, present_work, &w[t]);
+	}
+	for(t = 0; t < THREADS; t++) {
+		ub_thread_join(w[t].tid);
+		lookups += w[t].lookups;
+		misses += w[t].misses;
+	}
+	check_lruhash(table);
+	printf("# present: %ld lookups while growing to %d bins, %ld misses\n",
+		lookups, (int)table->size, misses);
+	assert_int_equal(table->num, PRESENT + PRESENT_GROWTH);
+	assert_true(lookups > 0);
+	assert_int_equal(misses, 0);
+	lruhash_delete(table);
 }
 
 int
@@ -222,9 +335,10 @@ main(int argc, char* argv[])
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stress_grow),
-		cmocka_unit_test(test_stress_grow_segments),
+		cmocka_unit_test(test_stress_grow_one),
 		cmocka_unit_test(test_stress_evict),
 		cmocka_unit_test(test_stress_hot),
+		cmocka_unit_test(test_stress_present),
 	};
 	if(argc > 1)
 		duration = atof(argv[1]);

@@ -1,10 +1,8 @@
 /*
  * cmocka unit tests of util/storage/lruhash.c and slabhash.c of Unbound
- * Steady: every API function, also while a table grows incrementally (old
- * and new bin arrays both in use), and the second-chance lru policy. The
- * tests run twice: with the default segment size of the bin arrays, and
- * with segments of 4 bins, so that growing tables allocate and free many
- * segments.
+ * Steady: every API function, also while a table grows incrementally (some
+ * bins split, others not yet), and the second-chance lru policy. The tests
+ * run twice: with tables that start with 2 bins, and with 1 bin.
  * Built by testcode/cmocka/run.sh against the objects of a build directory.
  */
 #include "config.h"
@@ -20,8 +18,8 @@
 /** the number of test keys in the big tests */
 #define NKEYS 5000
 
-/** the segment size (log2 of bins) of the tables that newtable makes */
-static int test_seg_shift = LRUHASH_SEGMENT_SHIFT;
+/** the start size of the tables that newtable makes */
+static size_t test_start_size = 2;
 
 /** make a test key; its hash spreads ids over bins and slabs */
 static struct slabhash_testkey*
@@ -53,16 +51,16 @@ freekey(struct slabhash_testkey* k)
 	test_slabhash_delkey(k, NULL);
 }
 
-/** new table with start size 2 and room for maxnum entries */
+/** new table with start size test_start_size and room for maxnum
+ * entries */
 static struct lruhash*
 newtable(size_t maxnum)
 {
-	struct lruhash* t = lruhash_create(2,
+	struct lruhash* t = lruhash_create(test_start_size,
 		maxnum * test_slabhash_sizefunc(NULL, NULL),
 		test_slabhash_sizefunc, test_slabhash_compfunc,
 		test_slabhash_delkey, test_slabhash_deldata, NULL);
 	assert_non_null(t);
-	t->seg_shift = test_seg_shift;
 	return t;
 }
 
@@ -102,48 +100,52 @@ bin_len(struct lruhash_bin* b)
 	return n;
 }
 
-/** check that the segments of a growing table's arrays are allocated
- * exactly while bins in them are in use: those of the new array from when
- * the move enters them, those of the old array until it leaves them */
+/** bin i of the table, by the segment layout of struct lruhash */
+static struct lruhash_bin*
+test_bin_at(struct lruhash* t, size_t i)
+{
+	size_t first = (size_t)1 << t->start_shift;
+	int k = 1;
+	if(i < first)
+		return &t->segments[0][i];
+	while((first << k) <= i)
+		k++;
+	return &t->segments[k][i - (first << (k-1))];
+}
+
+/** is the table in the middle of a doubling */
+static int
+growing(struct lruhash* t)
+{
+	return t->bins_in_use < t->size;
+}
+
+/** check that a segment is allocated for the start size and for every
+ * doubling, and no other */
 static void
 check_segments(struct lruhash* t)
 {
-	size_t seg = (size_t)1 << t->seg_shift, k;
-	if(!t->old_array) {
-		for(k = 0; k < (t->size > seg ? t->size / seg : 1); k++)
-			assert_non_null(t->array[k]);
-		return;
+	size_t k;
+	assert_int_equal((size_t)1 << t->start_shift, test_start_size);
+	for(k = 0; k < LRUHASH_MAX_SEGMENTS; k++) {
+		if((test_start_size << k) <= t->size)
+			assert_non_null(t->segments[k]);
+		else	assert_null(t->segments[k]);
 	}
-	if(t->old_size > seg) {
-		for(k = 0; k < t->old_size / seg; k++) {
-			if((k + 1) * seg <= t->migrate_idx)
-				assert_null(t->old_array[k]);
-			else	assert_non_null(t->old_array[k]);
-		}
-	} else	assert_non_null(t->old_array[0]);
-	if(t->size > seg) {
-		for(k = 0; k < t->size / seg; k++) {
-			size_t first = (k * seg) & (t->old_size - 1);
-			if(first < t->migrate_idx)
-				assert_non_null(t->array[k]);
-			else	assert_null(t->array[k]);
-		}
-	} else	assert_non_null(t->array[0]);
 }
 
 /** check the table's invariants: lru list, counts, space, every entry in
- * the bin where lookups look for it */
+ * the bin where lookups look for it, bin masks */
 static void
 check_table(struct lruhash* t)
 {
 	struct lruhash_entry* p;
-	size_t c = 0, inbins = 0, i;
+	size_t c = 0, inbins = 0, i, half = t->size / 2;
 	lock_quick_lock(&t->lock);
 	assert_true(t->size_mask == (int)t->size - 1);
-	if(t->old_array) {
-		assert_int_equal(t->old_size * 2, t->size);
-		assert_true(t->migrate_idx < t->old_size);
-	}
+	assert_true(t->bins_in_use <= t->size);
+	if(growing(t))
+		assert_true(t->bins_in_use >= half);
 	for(p = t->lru_start; p; p = p->lru_next) {
 		if(p->lru_next)
 			assert_ptr_equal(p->lru_next->lru_prev, p);
@@ -153,23 +155,17 @@ check_table(struct lruhash* t)
 	assert_int_equal(t->space_used, t->num *
 		test_slabhash_sizefunc(NULL, NULL));
 	check_segments(t);
-	/* entries in the old bins from migrate_idx on, and in the new bins
-	 * that are in use */
-	for(i = 0; i < t->size; i++) {
-		struct lruhash_bin* b;
-		size_t o = t->old_array ? (i & (t->old_size - 1)) : 0;
-		if(t->old_array && o >= t->migrate_idx) {
-			if(i < t->old_size) {
-				b = LRUHASH_BIN(t, t->old_array, i);
-				for(p = b->overflow_list; p; p = p->overflow_next)
-					assert_int_equal(p->hash & (t->old_size-1), i);
-				inbins += bin_len(b);
-			}
-			continue;
-		}
-		b = LRUHASH_BIN(t, t->array, i);
+	/* a bin of the lower half whose partner is not in use holds the
+	 * entries of both; every other bin in use only its own */
+	for(i = 0; i < t->bins_in_use; i++) {
+		struct lruhash_bin* b = test_bin_at(t, i);
+		if(growing(t) && i < half && i + half >= t->bins_in_use)
+			assert_int_equal(b->mask, (hashvalue_type)t->size_mask
+				>> 1);
+		else	assert_int_equal(b->mask,
+				(hashvalue_type)t->size_mask);
 		for(p = b->overflow_list; p; p = p->overflow_next)
-			assert_int_equal(p->hash & t->size_mask, i);
+			assert_int_equal(p->hash & b->mask, i);
 		inbins += bin_len(b);
 	}
 	assert_int_equal(inbins, t->num);
@@ -222,37 +218,32 @@ test_grow_incremental(void** state)
 	(void)state;
 	assert_non_null(seen);
 	for(i = 0; i < NKEYS; i++) {
-		size_t before_idx = t->migrate_idx, before_size = t->size;
-		int was_growing = t->old_array != NULL;
+		size_t before_in_use = t->bins_in_use;
+		size_t before_size = t->size;
+		int was_growing = growing(t);
 		put(t, i, i);
-		if(t->old_array) {
+		if(growing(t)) {
 			seen_growing++;
 			if(was_growing && t->size == before_size)
-				assert_true(t->migrate_idx - before_idx <= 4);
-			/* multi-segment arrays: in the middle of the move,
-			 * segments of the old array are freed and segments of
-			 * the new one not allocated yet */
-			if(t->old_size > (1u << t->seg_shift) &&
-				t->migrate_idx > (1u << t->seg_shift) &&
-				t->migrate_idx < t->old_size -
-				(1u << t->seg_shift)) {
+				assert_true(t->bins_in_use - before_in_use <= 4);
+			if(t->bins_in_use > t->size/2 + 4 &&
+				t->bins_in_use < t->size - 4)
 				seen_partial++;
-				assert_true(lruhash_get_mem(t) <
-					sizeof(struct lruhash) + t->space_used +
-					(t->size + t->old_size) *
-					sizeof(struct lruhash_bin));
-			}
 		}
-		/* a doubling never starts while one is in progress */
-		if(t->size > before_size)
-			assert_false(was_growing);
-		if(i % 97 == 0 || t->old_array) {
+		/* a doubling never starts while one is in progress: the
+		 * insert that starts one has finished the one before */
+		if(t->size > before_size) {
+			assert_int_equal(t->size, before_size * 2);
+			if(was_growing)
+				assert_true(before_size - before_in_use <= 4);
+		}
+		if(i % 97 == 0 || growing(t)) {
 			check_table(t);
 			for(j = 0; j <= i; j += (i > 500 ? 37 : 1))
 				assert_int_equal(get(t, j), j);
 		}
 		/* traverse visits every entry once, mid-migration too */
-		if(t->old_array && i % 13 == 0) {
+		if(growing(t) && i % 13 == 0) {
 			memset(seen, 0, NKEYS * sizeof(int));
 			lruhash_traverse(t, 0, &count_visit, seen);
 			for(j = 0; j <= i; j++)
@@ -260,8 +251,7 @@ test_grow_incremental(void** state)
 		}
 	}
 	assert_true(seen_growing > 0);
-	if(t->seg_shift < 10)
-		assert_true(seen_partial > 0);
+	assert_true(seen_partial > 0);
 	assert_true(t->num == NKEYS);
 	for(j = 0; j < NKEYS; j++)
 		assert_int_equal(get(t, j), j);
@@ -275,7 +265,7 @@ static int
 fill_until_growing(struct lruhash* t, int start)
 {
 	int i = start;
-	while(i < start + 1000 || !t->old_array) {
+	while(i < start + 1000 || !growing(t)) {
 		put(t, i, i);
 		i++;
 		assert_true(i < start + 100000);
@@ -301,15 +291,15 @@ test_ops_while_growing(void** state)
 	check_table(t);
 	for(j = 0; j < n; j++)
 		assert_int_equal(get(t, j), j % 2 ? j : -1);
-	/* memory counts the bins in use of both arrays */
+	/* memory counts the bins of every segment */
 	mem = lruhash_get_mem(t);
 	assert_true(mem >= sizeof(struct lruhash) + t->space_used +
-		(t->old_size + t->migrate_idx) * sizeof(struct lruhash_bin));
+		t->size * sizeof(struct lruhash_bin));
 	lruhash_status(t, "growing table", 1);
 	lruhash_get_collisions(t, 0, &m, &mi, &r);
 	assert_true(m >= mi);
 	/* clear while growing, then use it again */
-	assert_non_null(t->old_array);
+	assert_true(growing(t));
 	lruhash_clear(t);
 	assert_int_equal(t->num, 0);
 	assert_int_equal(t->space_used, 0);
@@ -334,7 +324,7 @@ test_reclaim_while_growing(void** state)
 	for(j = 0; j < 5000; j++) {
 		put(t, j, j);
 		assert_true(t->num <= 300);
-		if(t->old_array)
+		if(growing(t))
 			check_table(t);
 	}
 	check_table(t);
@@ -513,10 +503,10 @@ main(void)
 	};
 	int fails;
 	log_init(NULL, 0, NULL);
-	fails = cmocka_run_group_tests_name("default segments", tests,
+	fails = cmocka_run_group_tests_name("start size 2", tests,
 		NULL, NULL);
-	test_seg_shift = 2;
-	fails += cmocka_run_group_tests_name("segments of 4 bins", tests,
+	test_start_size = 1;
+	fails += cmocka_run_group_tests_name("start size 1", tests,
 		NULL, NULL);
 	return fails;
 }
