@@ -79,6 +79,19 @@ visit(struct lruhash_entry* e, void* arg)
 	(*(long*)arg)++;
 }
 
+/** make a test key for id, with its hash */
+static struct slabhash_testkey*
+make_key(int id)
+{
+	struct slabhash_testkey* k = calloc(1, sizeof(*k));
+	if(!k) abort();
+	k->id = id;
+	k->entry.hash = hash_of(id);
+	k->entry.key = k;
+	lock_rw_init(&k->entry.lock);
+	return k;
+}
+
 /** thread main */
 static void*
 work(void* arg)
@@ -89,12 +102,7 @@ work(void* arg)
 	while(w->ops % 256 != 0 || now() < end) {
 		int id = (int)(rand_r(&seed) % (unsigned)w->keys);
 		int op = (int)(rand_r(&seed) % 1000);
-		struct slabhash_testkey* k = calloc(1, sizeof(*k));
-		if(!k) abort();
-		k->id = id;
-		k->entry.hash = hash_of(id);
-		k->entry.key = k;
-		lock_rw_init(&k->entry.lock);
+		struct slabhash_testkey* k = make_key(id);
 		w->ops++;
 		if(op < 400) {
 			struct slabhash_testdata* d = calloc(1, sizeof(*d));
@@ -236,19 +244,6 @@ struct present_worker {
 	volatile int* done;
 };
 
-/** make a test key */
-static struct slabhash_testkey*
-present_key(int id)
-{
-	struct slabhash_testkey* k = calloc(1, sizeof(*k));
-	if(!k) abort();
-	k->id = id;
-	k->entry.hash = hash_of(id);
-	k->entry.key = k;
-	lock_rw_init(&k->entry.lock);
-	return k;
-}
-
 /** insert keys PRESENT.. onward, or look up keys 0..PRESENT-1 (inserted
  * before the threads start, never removed) until the inserter is done */
 static void*
@@ -259,7 +254,7 @@ present_work(void* arg)
 	int id;
 	if(w->num == 0) {
 		for(id = PRESENT; id < PRESENT + PRESENT_GROWTH; id++) {
-			struct slabhash_testkey* k = present_key(id);
+			struct slabhash_testkey* k = make_key(id);
 			struct slabhash_testdata* d = calloc(1, sizeof(*d));
 			if(!d) abort();
 			d->data = value_of(id);
@@ -271,7 +266,7 @@ present_work(void* arg)
 		return NULL;
 	}
 	while(!__atomic_load_n(w->done, __ATOMIC_ACQUIRE)) {
-		struct slabhash_testkey* k = present_key(
+		struct slabhash_testkey* k = make_key(
 			(int)(rand_r(&seed) % PRESENT));
 		struct lruhash_entry* e = lruhash_lookup(w->table,
 			k->entry.hash, k, 0);
@@ -302,7 +297,7 @@ test_stress_present(void** state)
 	(void)state;
 	assert_non_null(table);
 	for(id = 0; id < PRESENT; id++) {
-		struct slabhash_testkey* k = present_key(id);
+		struct slabhash_testkey* k = make_key(id);
 		struct slabhash_testdata* d = calloc(1, sizeof(*d));
 		assert_non_null(d);
 		d->data = value_of(id);
