@@ -34,7 +34,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testcode"))
-from steady import Unbound  # noqa: E402
+from steady import Unbound, wait_running  # noqa: E402
 
 HASHES = ("lookup3", "xxh3")
 # functions whose self cost is hashing for the caches
@@ -58,14 +58,8 @@ class GrindUnbound(Unbound):
             ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + self.cgout,
              self.bin("unbound"), "-d", "-c", self.conf],
             stdout=self.logf, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("unbound exited at start-up:\n" + self.read_log())
-            r = self.control("status", check=False)
-            if r.returncode == 0 and "is running" in r.stdout:
-                return self
-            time.sleep(0.5)
+        if wait_running(self, timeout):
+            return self
         self.stop()
         raise RuntimeError("unbound did not come up:\n" + self.read_log())
 
