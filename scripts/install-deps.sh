@@ -14,7 +14,7 @@ libssl-dev libevent-dev libexpat1-dev libnghttp2-dev libsystemd-dev
 libhiredis-dev libxxhash-dev libprotobuf-c-dev protobuf-c-compiler libfstrm-dev
 python3-dev swig
 libcmocka-dev python3 python3-dnspython ldnsutils bind9-dnsutils nsd knot dnsperf
-rsync procps ccache dpkg-repack dns-root-data"
+rsync procps ccache dpkg-repack dns-root-data locales"
 case "${1:-}" in
 --list) echo $pkgs; exit 0 ;;
 "") ;;

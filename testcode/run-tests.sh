@@ -4,9 +4,10 @@
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
   cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof scrapers
-  hash-unit upstream-unit-lookup3 hash-unit-lookup3 zone-transfer zone-ixfr zone-faults zone-kill zone-shutdown
+  hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-valgrind zone-stall zone-stall-proof zone-tsan
   (wildcard-proof needs make hashbug, *-lookup3 make fork-lookup3,
+  upstream-unit-debug make fork-debug,
   zone-tsan make fork-tsan) upstream-export check-series deb
   (deb installs and purges the fork's packages on this machine, as root)
   (default: all). Logs go to build/test/."
@@ -21,7 +22,7 @@ logs=$top/build/test
 mkdir -p "$logs"
 [ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install \
 	cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof scrapers \
-	hash-unit upstream-unit-lookup3 hash-unit-lookup3 zone-transfer zone-ixfr zone-faults zone-kill zone-shutdown \
+	hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
 	zone-valgrind zone-stall zone-stall-proof zone-tsan \
 	upstream-export check-series deb
 
@@ -78,11 +79,14 @@ for t; do
 	hash-unit) run hash-unit "$here/test_hash.sh" "$bld" ;;
 	upstream-unit-lookup3) run upstream-unit-lookup3 "$here/upstream-unit.sh" "$top/build/fork-lookup3" ;;
 	hash-unit-lookup3) run hash-unit-lookup3 "$here/test_hash.sh" "$top/build/fork-lookup3" ;;
+	upstream-unit-debug) run upstream-unit-debug "$here/upstream-unit.sh" "$top/build/fork-debug" ;;
 	zone-transfer) run zone-transfer sh -c 'for m in yes no; do "$1" "$2/test_zone_transfer.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-faults) run zone-faults sh -c 'for m in yes no; do "$1" "$2/test_zone_faults.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-ixfr) run zone-ixfr sh -c 'for m in yes no; do "$1" "$2/test_zone_ixfr.py" "$3" --io-thread $m || exit 1; done' \
+		sh "$PYTHON" "$here" "$bld" ;;
+	zone-roundtrip) run zone-roundtrip sh -c 'for m in yes no; do "$1" "$2/test_zone_roundtrip.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-kill) run zone-kill "$PYTHON" "$here/test_zone_kill.py" "$bld" ;;
 	zone-shutdown) run zone-shutdown "$PYTHON" "$here/test_zone_shutdown.py" "$bld" ;;
