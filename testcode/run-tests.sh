@@ -3,7 +3,7 @@
 # suites in the build directory, then ours. Ends with "N passed, N failed".
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
-  cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof scrapers
+  cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof scrapers stats-interval
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-valgrind zone-stall zone-stall-proof zone-tsan
   (wildcard-proof needs make hashbug, *-lookup3 make fork-lookup3,
@@ -21,7 +21,7 @@ top=$(cd "$here/.." && pwd)
 logs=$top/build/test
 mkdir -p "$logs"
 [ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install \
-	cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof scrapers \
+	cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof scrapers stats-interval \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
 	zone-valgrind zone-stall zone-stall-proof zone-tsan \
 	upstream-export check-series deb
@@ -74,6 +74,7 @@ for t; do
 	wildcard-hash) run wildcard-hash "$PYTHON" "$here/test_wildcard_hash.py" "$bld" ;;
 	wildcard-proof) run wildcard-proof env PYTHON="$PYTHON" \
 		"$here/test_wildcard_proof.sh" "$top/build/fork-hashbug" ;;
+	stats-interval) run stats-interval "$PYTHON" "$here/test_stats_interval.py" "$bld" ;;
 	scrapers) run scrapers "$PYTHON" "$here/test_scrapers.py" "$bld" \
 		"$top/build/src" "$top/build/base" ;;
 	hash-unit) run hash-unit "$here/test_hash.sh" "$bld" ;;
