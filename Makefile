@@ -84,7 +84,7 @@ stock-hashbug: base
 run: build
 	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)
 
-test: build hashbug fork-lookup3 fork-tsan fork-debug
+test: build stock hashbug fork-lookup3 fork-tsan fork-debug
 	testcode/run-tests.sh $(FORK)
 
 install: build

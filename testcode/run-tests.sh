@@ -3,10 +3,12 @@
 # suites in the build directory, then ours. Ends with "N passed, N failed".
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
-  cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof scrapers stats-interval
+  cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
+  scrapers stats-interval
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-valgrind zone-stall zone-stall-proof zone-tsan
-  (wildcard-proof needs make hashbug, *-lookup3 make fork-lookup3,
+  (wildcard-proof needs make hashbug, rpz-hash-proof make stock,
+  *-lookup3 make fork-lookup3,
   upstream-unit-debug make fork-debug,
   zone-tsan make fork-tsan) upstream-export check-series deb
   (deb installs and purges the fork's packages on this machine, as root)
@@ -21,7 +23,8 @@ top=$(cd "$here/.." && pwd)
 logs=$top/build/test
 mkdir -p "$logs"
 [ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install \
-	cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof scrapers stats-interval \
+	cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
+	scrapers stats-interval \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
 	zone-valgrind zone-stall zone-stall-proof zone-tsan \
 	upstream-export check-series deb
@@ -74,6 +77,9 @@ for t; do
 	wildcard-hash) run wildcard-hash "$PYTHON" "$here/test_wildcard_hash.py" "$bld" ;;
 	wildcard-proof) run wildcard-proof env PYTHON="$PYTHON" \
 		"$here/test_wildcard_proof.sh" "$top/build/fork-hashbug" ;;
+	rpz-hash) run rpz-hash "$PYTHON" "$here/test_rpz_hash.py" "$bld" ;;
+	rpz-hash-proof) run rpz-hash-proof "$PYTHON" "$here/test_rpz_hash.py" \
+		"$top/build/stock" --expect-pileup ;;
 	stats-interval) run stats-interval "$PYTHON" "$here/test_stats_interval.py" "$bld" ;;
 	scrapers) run scrapers "$PYTHON" "$here/test_scrapers.py" "$bld" \
 		"$top/build/src" "$top/build/base" ;;

@@ -1,0 +1,182 @@
+/*
+ * oomshim.c: LD_PRELOAD shim for testcode/test_zone_oom.py. It makes
+ * chosen allocations fail, and holds a zonefile write half way, both only
+ * while a trigger file exists, so that the test decides when.
+ *
+ * Built by the test: cc -shared -fPIC -o oomshim.so oomshim.c -ldl
+ * Under AddressSanitizer it goes first in LD_PRELOAD, before ASan's
+ * runtime (ASAN_OPTIONS=verify_asan_link_order=0), so that its calloc,
+ * strdup and fwrite are the ones the program calls; they call ASan's.
+ *
+ * Environment:
+ *   STEADY_OOM_CALLOC_TRIGGER  a path: while it exists, calloc() of
+ *                       exactly STEADY_OOM_SIZE bytes returns NULL (ENOMEM)
+ *   STEADY_OOM_SIZE     the size (nmemb*size) of the callocs to fail
+ *   STEADY_OOM_STRDUP_TRIGGER  a path: while it exists, strdup() of the
+ *                       string STEADY_OOM_STRDUP returns NULL (ENOMEM)
+ *   STEADY_OOM_STRDUP   the string whose strdups fail
+ *   STEADY_OOM_SKIP     the first this many matching allocations after
+ *                       a trigger appeared succeed (fail the Nth: N-1)
+ *   STEADY_HOLD         a path: while it exists, the fwrite() number
+ *                       STEADY_HOLD_AT to a file whose name contains
+ *                       ".tmp" waits (the writer is half way its file)
+ *   STEADY_HOLD_AT      default 1000
+ *   STEADY_OOM_LOG      a file; a line is appended for every failed
+ *                       allocation ("fail calloc 392", "fail strdup S")
+ *                       and for a write that is held ("hold PATH") and
+ *                       goes on ("release PATH")
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void* (*real_calloc)(size_t, size_t);
+static char* (*real_strdup)(const char*);
+static size_t (*real_fwrite)(const void*, size_t, size_t, FILE*);
+
+/* dlsym may allocate before real_calloc is known */
+static char boot[4096];
+static size_t boot_used;
+
+/* matching allocations seen while the trigger existed */
+static unsigned long matched_calloc, matched_strdup;
+
+static int
+exists(const char* env)
+{
+	const char* p = getenv(env);
+	struct stat st;
+	return p && *p && stat(p, &st) == 0;
+}
+
+static void
+note(const char* what, const char* arg)
+{
+	const char* p = getenv("STEADY_OOM_LOG");
+	char line[1200];
+	int fd, n;
+	if(!p || !*p)
+		return;
+	n = snprintf(line, sizeof(line), "%s %s\n", what, arg);
+	if(n < 0 || (size_t)n >= sizeof(line))
+		return;
+	fd = open(p, O_WRONLY|O_APPEND|O_CREAT, 0644);
+	if(fd == -1)
+		return;
+	if(write(fd, line, (size_t)n) < 0) {
+		/* nothing to do */
+	}
+	close(fd);
+}
+
+/* true if this matching allocation is to fail */
+static int
+fail_now(const char* trigger, unsigned long* matched)
+{
+	const char* s = getenv("STEADY_OOM_SKIP");
+	unsigned long skip = s ? strtoul(s, NULL, 10) : 0;
+	if(!exists(trigger)) {
+		__atomic_store_n(matched, 0, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	return __atomic_fetch_add(matched, 1, __ATOMIC_SEQ_CST) >= skip;
+}
+
+void*
+calloc(size_t nmemb, size_t size)
+{
+	const char* s;
+	if(!real_calloc) {
+		void* p;
+		size_t n = (nmemb*size + 15) & ~(size_t)15;
+		if(boot_used + n > sizeof(boot))
+			return NULL;
+		p = boot + boot_used;
+		boot_used += n;
+		real_calloc = (void*(*)(size_t, size_t))dlsym(RTLD_NEXT,
+			"calloc");
+		return p; /* static memory is zero */
+	}
+	s = getenv("STEADY_OOM_SIZE");
+	if(s && *s && nmemb*size == strtoul(s, NULL, 10) &&
+		fail_now("STEADY_OOM_CALLOC_TRIGGER", &matched_calloc)) {
+		char b[32];
+		snprintf(b, sizeof(b), "%lu", (unsigned long)(nmemb*size));
+		note("fail calloc", b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return real_calloc(nmemb, size);
+}
+
+char*
+strdup(const char* str)
+{
+	const char* s = getenv("STEADY_OOM_STRDUP");
+	if(!real_strdup)
+		real_strdup = (char*(*)(const char*))dlsym(RTLD_NEXT, "strdup");
+	if(s && *s && strcmp(str, s) == 0 &&
+		fail_now("STEADY_OOM_STRDUP_TRIGGER", &matched_strdup)) {
+		note("fail strdup", str);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return real_strdup(str);
+}
+
+/* the file a writer thread writes to now, and how many fwrites it had;
+ * the zonefile writer creates its file with open and fdopen */
+static __thread FILE* cur;
+static __thread int cur_tmp;
+static __thread unsigned long cur_count;
+static __thread char cur_name[1024];
+
+/* a FILE of a new file may have the address of one that was closed */
+FILE*
+fdopen(int fd, const char* mode)
+{
+	static FILE* (*real_fdopen)(int, const char*);
+	if(!real_fdopen)
+		real_fdopen = (FILE*(*)(int, const char*))dlsym(RTLD_NEXT,
+			"fdopen");
+	cur = NULL;
+	return real_fdopen(fd, mode);
+}
+
+size_t
+fwrite(const void* ptr, size_t size, size_t nmemb, FILE* f)
+{
+	if(!real_fwrite)
+		real_fwrite = (size_t(*)(const void*, size_t, size_t, FILE*))
+			dlsym(RTLD_NEXT, "fwrite");
+	if(f != cur) {
+		char proc[64];
+		ssize_t n;
+		cur = f;
+		cur_count = 0;
+		cur_tmp = 0;
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fileno(f));
+		n = readlink(proc, cur_name, sizeof(cur_name)-1);
+		if(n > 0) {
+			cur_name[n] = 0;
+			cur_tmp = (strstr(cur_name, ".tmp") != NULL);
+		}
+	}
+	if(cur_tmp) {
+		const char* at = getenv("STEADY_HOLD_AT");
+		if(++cur_count == (at ? strtoul(at, NULL, 10) : 1000) &&
+			exists("STEADY_HOLD")) {
+			note("hold", cur_name);
+			while(exists("STEADY_HOLD"))
+				usleep(10000);
+			note("release", cur_name);
+		}
+	}
+	return real_fwrite(ptr, size, nmemb, f);
+}
