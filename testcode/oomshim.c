@@ -40,9 +40,11 @@ static void* (*real_calloc)(size_t, size_t);
 static char* (*real_strdup)(const char*);
 static size_t (*real_fwrite)(const void*, size_t, size_t, FILE*);
 
-/* dlsym may allocate before real_calloc is known */
+/* dlsym may allocate before real_calloc is known; that memory is never
+ * freed, it is not ASan's */
 static char boot[4096];
 static size_t boot_used;
+static int resolving;
 
 /* matching allocations seen while the trigger existed */
 static unsigned long matched_calloc, matched_strdup;
@@ -95,13 +97,20 @@ calloc(size_t nmemb, size_t size)
 	if(!real_calloc) {
 		void* p;
 		size_t n = (nmemb*size + 15) & ~(size_t)15;
-		if(boot_used + n > sizeof(boot))
-			return NULL;
-		p = boot + boot_used;
-		boot_used += n;
-		real_calloc = (void*(*)(size_t, size_t))dlsym(RTLD_NEXT,
-			"calloc");
-		return p; /* static memory is zero */
+		if(!resolving) {
+			resolving = 1;
+			real_calloc = (void*(*)(size_t, size_t))dlsym(
+				RTLD_NEXT, "calloc");
+			resolving = 0;
+		}
+		if(!real_calloc) {
+			/* called by dlsym */
+			if(boot_used + n > sizeof(boot))
+				return NULL;
+			p = boot + boot_used;
+			boot_used += n;
+			return p; /* static memory is zero */
+		}
 	}
 	s = getenv("STEADY_OOM_SIZE");
 	if(s && *s && nmemb*size == strtoul(s, NULL, 10) &&

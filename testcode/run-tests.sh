@@ -3,14 +3,14 @@
 # suites in the build directory, then ours. Ends with "N passed, N failed".
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
-  cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
+  cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers stats-interval
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
-  zone-valgrind zone-stall zone-stall-proof zone-tsan
+  zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   (wildcard-proof needs make hashbug, rpz-hash-proof make stock,
   *-lookup3 make fork-lookup3,
   upstream-unit-debug make fork-debug,
-  zone-tsan make fork-tsan) upstream-export check-series deb
+  zone-tsan make fork-tsan, zone-oom make fork-asan) upstream-export check-series deb
   (deb installs and purges the fork's packages on this machine, as root)
   (default: all). Logs go to build/test/."
 
@@ -23,10 +23,10 @@ top=$(cd "$here/.." && pwd)
 logs=$top/build/test
 mkdir -p "$logs"
 [ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install \
-	cache-unit cache-tsan cache-asan wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
+	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers stats-interval \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
-	zone-valgrind zone-stall zone-stall-proof zone-tsan \
+	zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	upstream-export check-series deb
 
 # Debian's Python, where python3-dnspython is installed (a python3 earlier
@@ -74,6 +74,8 @@ for t; do
 	cache-unit) run cache-unit sh "$here/cmocka/run.sh" "$bld" plain 3 ;;
 	cache-tsan) run cache-tsan sh "$here/cmocka/run.sh" "$bld" thread 5 ;;
 	cache-asan) run cache-asan sh "$here/cmocka/run.sh" "$bld" address 3 ;;
+	cache-model) run cache-model env TESTS=lruhash_model MODEL_SEEDS=3000 \
+		sh "$here/cmocka/run.sh" "$bld" address ;;
 	wildcard-hash) run wildcard-hash "$PYTHON" "$here/test_wildcard_hash.py" "$bld" ;;
 	wildcard-proof) run wildcard-proof env PYTHON="$PYTHON" \
 		"$here/test_wildcard_proof.sh" "$top/build/fork-hashbug" ;;
@@ -102,6 +104,7 @@ for t; do
 	zone-stall-proof) run zone-stall-proof "$PYTHON" "$here/test_zone_stall.py" "$bld" \
 		--io-thread no --expect-stall --updates 1 ;;
 	zone-tsan) run zone-tsan "$here/test_zone_tsan.sh" "$top/build/fork-tsan" ;;
+	zone-oom) run zone-oom "$PYTHON" "$here/test_zone_oom.py" "$top/build/fork-asan" ;;
 	upstream-export) run upstream-export "$here/test_upstream_export.sh" \
 		"$top/build/base" "$top/build/dl" ;;
 	check-series) run check-series "$top/scripts/check-series.sh" --last 3 \

@@ -199,17 +199,20 @@ def main():
                 fails.append("%s: zonefile not a complete version: %s (serial %s)"
                              % (kind, why, s))
             if kind != "reload":
-                errs = oom_errors()[nerr:]
-                if len(errs) != len(failed):
-                    fails.append("%s: %d out of memory errors logged for %d "
-                                 "failed allocations: %s" % (kind, len(errs),
-                                                            len(failed), errs))
+                # a failed transfer is tried again at once with the whole
+                # list of primaries, and the shim may fail an allocation
+                # elsewhere too: at least one transfer is not applied,
+                # and every one is logged and counted
+                errs = [e for e in oom_errors()[nerr:] if "transfer" in e]
+                if not errs:
+                    fails.append("%s: no out of memory error logged for the "
+                                 "transfer" % kind)
                 for e in errs:
                     print("%s: %s" % (kind, e.split(" error: ", 1)[1]))
                 if served != s1:
                     fails.append("%s: served serial %s after the failed "
                                  "transfer, want %d" % (kind, served, s1))
-                state["nomem"] += len(failed)
+                state["nomem"] += len(errs)
                 st = sec.stats()
                 n = st.get("num.authzone.xfr.apply.nomem")
                 if n is None or int(n) != state["nomem"]:

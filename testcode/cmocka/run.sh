@@ -2,7 +2,10 @@
 # Build and run the cmocka tests of util/storage against a configured
 # build directory; with a sanitizer, lruhash.c and slabhash.c are compiled
 # again with it (the rest of the objects come from the build).
-usage="usage: run.sh BUILDDIR [plain|thread|address] [STRESS_SECONDS]"
+usage="usage: run.sh BUILDDIR [plain|thread|address] [STRESS_SECONDS]
+  TESTS (environment): the programs, default lruhash_test lruhash_stress;
+  lruhash_model (the model-based test, not cmocka) takes MODEL_SEEDS
+  (default 300) seeds; address also enables UndefinedBehaviorSanitizer."
 
 set -eu
 [ $# -ge 1 ] && [ $# -le 3 ] || { echo "$usage" >&2; exit 2; }
@@ -32,6 +35,8 @@ case $san in
 plain) ;;
 thread|address)
 	cflags="$cflags -fsanitize=$san -fno-omit-frame-pointer"
+	[ "$san" = address ] &&
+		cflags="$cflags -fsanitize=undefined -fno-sanitize-recover=undefined"
 	# the code under test, instrumented
 	objs=$(echo "$objs" | grep -v '^lruhash\.o$' | grep -v '^slabhash\.o$')
 	extra="$srcdir/util/storage/lruhash.c $srcdir/util/storage/slabhash.c" ;;
@@ -40,11 +45,12 @@ esac
 objs=$(echo "$objs" | sed "s|^|$bld/|" | tr '\n' ' ')
 
 rc=0
-for t in lruhash_test lruhash_stress; do
+for t in ${TESTS:-lruhash_test lruhash_stress}; do
 	# shellcheck disable=SC2086 # word lists
 	gcc $cflags -o "$out/$t" "$here/$t.c" $extra $objs $libs -lcmocka
 	arg=""
 	[ $t = lruhash_stress ] && arg=$secs
+	[ $t = lruhash_model ] && arg="-n ${MODEL_SEEDS:-300}"
 	echo "== $t ($san)"
 	# TSan: halt at the first report, so a race fails the test
 	# a hang (a lost wakeup, a spin on a bin that is not there) fails too
