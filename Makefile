@@ -23,7 +23,7 @@ STOCK := $(B)/stock
 PATCHLEVEL = $(shell git -C $(SRC) rev-list --count base..HEAD 2>/dev/null || echo unknown)
 
 .PHONY: all deps base src export-patches fork stock hashbug stock-hashbug build run test \
-	fork-lookup3 fork-tsan fork-debug \
+	fork-lookup3 fork-tsan fork-asan fork-debug \
 	upstream-test install clean distclean
 
 all: build
@@ -67,6 +67,11 @@ fork-tsan: src
 	STEADY_PATCHLEVEL=$(PATCHLEVEL) EXTRA_CFLAGS="-fsanitize=thread -O1 -g" \
 		EXTRA_LDFLAGS="-fsanitize=thread" scripts/build.sh $(SRC) $(B)/fork-tsan
 
+# The fork under AddressSanitizer (out of memory during zone writes).
+fork-asan: src
+	STEADY_PATCHLEVEL=$(PATCHLEVEL) EXTRA_CFLAGS="-fsanitize=address -fno-omit-frame-pointer -O1 -g" \
+		EXTRA_LDFLAGS="-fsanitize=address" scripts/build.sh $(SRC) $(B)/fork-asan
+
 # Checking build, as upstream's CI builds: asserts (UNBOUND_DEBUG) and the
 # lock order checker; make test runs upstream's whole make test in it.
 fork-debug: src
@@ -84,14 +89,14 @@ stock-hashbug: base
 run: build
 	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)
 
-test: build stock hashbug fork-lookup3 fork-tsan fork-debug
+test: build stock hashbug fork-lookup3 fork-tsan fork-asan fork-debug
 	testcode/run-tests.sh $(FORK)
 
 install: build
 	$(MAKE) -C $(FORK) install DESTDIR="$(DESTDIR)"
 
 clean:
-	rm -rf $(FORK) $(STOCK) $(B)/fork-lookup3 $(B)/fork-tsan $(B)/fork-debug $(B)/fork-hashbug $(B)/fork-hashbug.src $(B)/run $(B)/test
+	rm -rf $(FORK) $(STOCK) $(B)/fork-lookup3 $(B)/fork-tsan $(B)/fork-asan $(B)/fork-debug $(B)/fork-hashbug $(B)/fork-hashbug.src $(B)/run $(B)/test
 
 distclean:
 	rm -rf $(B)
