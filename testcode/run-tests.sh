@@ -4,7 +4,7 @@
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
-  scrapers stats-interval
+  scrapers stats-interval libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   (wildcard-proof needs make hashbug, rpz-hash-proof make stock,
@@ -24,7 +24,7 @@ logs=$top/build/test
 mkdir -p "$logs"
 [ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
-	scrapers stats-interval \
+	scrapers stats-interval libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
 	zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	upstream-export check-series deb
@@ -82,6 +82,8 @@ for t; do
 	rpz-hash) run rpz-hash "$PYTHON" "$here/test_rpz_hash.py" "$bld" ;;
 	rpz-hash-proof) run rpz-hash-proof "$PYTHON" "$here/test_rpz_hash.py" \
 		"$top/build/stock" --expect-pileup ;;
+	libunbound-hashcheck) run libunbound-hashcheck \
+		"$here/test_libunbound_hashcheck.sh" "$bld" ;;
 	stats-interval) run stats-interval "$PYTHON" "$here/test_stats_interval.py" "$bld" ;;
 	scrapers) run scrapers "$PYTHON" "$here/test_scrapers.py" "$bld" \
 		"$top/build/src" "$top/build/base" ;;
