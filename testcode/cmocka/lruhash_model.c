@@ -119,6 +119,16 @@ mfront(struct model* m, int k)
 	m->num++;
 }
 
+/** a new key at the front, not read yet, as an insert adds it */
+static void
+madd(struct model* m, int k, int v)
+{
+	mfront(m, k);
+	m->present[k] = 1;
+	m->ref[k] = 0;
+	m->val[k] = v;
+}
+
 /** the documented replacement policy (reclaim_space in lruhash.h) */
 static void
 mreclaim(struct model* m, int room)
@@ -257,14 +267,11 @@ run(const struct seq* s, int verbose_ops)
 			lruhash_insert(t, key->entry.hash, &key->entry,
 				key->entry.data, NULL);
 			if(m->present[o->key]) {
+				/* updated: to the front, the flag kept */
 				mtake(m, o->key);
 				mfront(m, o->key);
-			} else {
-				mfront(m, o->key);
-				m->present[o->key] = 1;
-				m->ref[o->key] = 0;
-			}
-			m->val[o->key] = o->val;
+				m->val[o->key] = o->val;
+			} else	madd(m, o->key, o->val);
 			mreclaim(m, s->room);
 			break;
 		case 1:
@@ -328,10 +335,7 @@ run(const struct seq* s, int verbose_ops)
 				}
 				if(e)
 					lock_rw_unlock(&e->lock);
-				mfront(m, o->key);
-				m->present[o->key] = 1;
-				m->ref[o->key] = 0;
-				m->val[o->key] = o->val;
+				madd(m, o->key, o->val);
 				mreclaim(m, s->room);
 			}
 			break;
