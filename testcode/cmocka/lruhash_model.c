@@ -257,10 +257,9 @@ run(const struct seq* s, int verbose_ops)
 		struct slabhash_testkey* key;
 		struct lruhash_entry* e;
 		if(verbose_ops)
-			printf("  %d: %s %d%s\n", i, (const char*[]){"insert",
+			printf("  %d: %s %d\n", i, (const char*[]){"insert",
 				"lookup", "remove", "insert_or_retrieve",
-				"demote", "clear", "status"}[o->what], o->key,
-				o->what==0||o->what==3?"":"");
+				"demote", "clear", "status"}[o->what], o->key);
 		switch(o->what) {
 		case 0:
 			key = newentry(s, o->key, o->val);
