@@ -8,7 +8,8 @@
  *                      at 1024 bins: max and p99.99 insert latency (us),
  *                      and the number of the slowest insert
  *   reader N           a thread inserts N keys (the table grows) while
- *                      another looks up keys already present: reader max (us)
+ *                      another looks up keys already present: reader max (us),
+ *                      and when the slowest lookup and insert happened
  *   lookup N T SECS    table pre-filled with N keys, T threads look up
  *                      present keys for SECS: total lookups/s, max (us)
  *   mixed N SECS       2 threads, 90% lookups / 10% inserts of new keys
@@ -20,6 +21,9 @@
  *                      thread loses to the scheduler (and the clock) with T
  *                      threads on this machine, the floor of the max_us
  *                      values above: floor_max_us
+ *   touchfloor MB      the floor of reader mode: a thread writes a byte
+ *                      to each page of MB megabytes of new memory while
+ *                      another times a memory read: both maxima, and when
  * Prints one line of name=value results.
  */
 #include "config.h"
@@ -156,6 +160,8 @@ struct shared {
 	double secs;
 	/** insert count for the reader mode */
 	long n;
+	/** when the reader mode's concurrent part began, ns */
+	uint64_t start;
 };
 
 /** per thread result */
@@ -168,6 +174,8 @@ struct result {
 	long ops;
 	/** slowest operation, ns */
 	uint64_t max;
+	/** when the slowest operation started, ns since the run began */
+	uint64_t max_at;
 };
 
 /** reader: look up present keys until stopped */
@@ -181,7 +189,10 @@ reader_main(void* arg)
 		uint64_t t0 = nsec(), d;
 		if(!get(r->s->t, id)) { fprintf(stderr, "key %ld lost\n", id); exit(1); }
 		d = nsec() - t0;
-		if(d > r->max) r->max = d;
+		if(d > r->max) {
+			r->max = d;
+			r->max_at = t0 - r->s->start;
+		}
 		r->ops++;
 	}
 	return NULL;
@@ -194,7 +205,8 @@ bench_reader(long n)
 	struct shared s;
 	struct result r;
 	pthread_t th;
-	long i;
+	long i, wmax_i = 0;
+	uint64_t wmax = 0, wmax_at = 0;
 	memset(&s, 0, sizeof(s));
 	memset(&r, 0, sizeof(r));
 	s.t = mktable((size_t)n * 2);
@@ -202,12 +214,26 @@ bench_reader(long n)
 		put(s.t, i);
 	s.present = 100000;
 	r.s = &s;
+	s.start = nsec();
 	pthread_create(&th, NULL, reader_main, &r);
-	for(i = 100000; i < n; i++)
+	for(i = 100000; i < n; i++) {
+		uint64_t t0 = nsec(), d;
 		put(s.t, i);
+		d = nsec() - t0;
+		if(d > wmax) {
+			wmax = d;
+			wmax_at = t0 - s.start;
+			wmax_i = i;
+		}
+	}
 	__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(th, NULL);
-	printf("reader_max_us=%.1f reader_ops=%ld\n", r.max / 1e3, r.ops);
+	/* when, and at which insert (a doubling starts at a power of 2):
+	 * a stall that both threads see at once shows as equal times */
+	printf("reader_max_us=%.1f reader_ops=%ld reader_max_at_ms=%.1f "
+		"writer_max_us=%.1f writer_max_at_ms=%.1f writer_max_i=%ld\n",
+		r.max / 1e3, r.ops, r.max_at / 1e6, wmax / 1e3,
+		wmax_at / 1e6, wmax_i);
 }
 
 /** timed lookups */
@@ -321,6 +347,66 @@ bench_floor(long n, int threads, double secs)
 	printf("floor_max_us=%.1f\n", max / 1e3);
 }
 
+/** touchfloor: the other thread's loop, timing one memory read */
+static void*
+touch_reader_main(void* arg)
+{
+	struct result* r = (struct result*)arg;
+	volatile long word = 0;
+	while(!__atomic_load_n(&r->s->stop, __ATOMIC_RELAXED)) {
+		uint64_t t0 = nsec(), d;
+		word++;
+		d = nsec() - t0;
+		if(d > r->max) {
+			r->max = d;
+			r->max_at = t0 - r->s->start;
+		}
+		r->ops++;
+	}
+	return NULL;
+}
+
+/** touchfloor mode: the floor of the reader mode, without a table: a
+ * thread writes the first byte of every page of mb megabytes of new
+ * memory (what a growing table's segments and entries cost the
+ * machine), while another times a memory read. A delay that both see
+ * at the same moment is the machine's, not a lock's. */
+static void
+bench_touchfloor(long mb)
+{
+	struct shared s;
+	struct result r;
+	pthread_t th;
+	size_t i, part = (size_t)mb / 8 * 1024 * 1024;
+	uint64_t max = 0, max_at = 0;
+	int k;
+	memset(&s, 0, sizeof(s));
+	memset(&r, 0, sizeof(r));
+	r.s = &s;
+	s.start = nsec();
+	pthread_create(&th, NULL, touch_reader_main, &r);
+	for(k = 0; k < 8; k++) {
+		/* eight allocations, as a table's doublings are */
+		volatile char* p = malloc(part);
+		if(!p) { perror("malloc"); exit(1); }
+		for(i = 0; i < part; i += 4096) {
+			uint64_t t0 = nsec(), d;
+			p[i] = 1;
+			d = nsec() - t0;
+			if(d > max) {
+				max = d;
+				max_at = t0 - s.start;
+			}
+		}
+	}
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(th, NULL);
+	printf("reader_max_us=%.1f reader_max_at_ms=%.1f "
+		"toucher_max_us=%.1f toucher_max_at_ms=%.1f total_s=%.3f\n",
+		r.max / 1e3, r.max_at / 1e6, max / 1e3, max_at / 1e6,
+		(nsec() - s.start) / 1e9);
+}
+
 /** mixed: 90% lookups, 10% inserts of new keys */
 static void*
 mixed_main(void* arg)
@@ -338,7 +424,10 @@ mixed_main(void* arg)
 			(void)get(r->s->t, id);
 		}
 		d = nsec() - t0;
-		if(d > r->max) r->max = d;
+		if(d > r->max) {
+			r->max = d;
+			r->max_at = t0 - r->s->start;
+		}
 		r->ops++;
 	}
 	return NULL;
@@ -423,10 +512,13 @@ main(int argc, char* argv[])
 		bench_zipf(atol(argv[2]), atol(argv[3]), atol(argv[4]));
 	else if(argc >= 5 && strcmp(argv[1], "floor") == 0)
 		bench_floor(atol(argv[2]), atoi(argv[3]), atof(argv[4]));
+	else if(argc >= 3 && strcmp(argv[1], "touchfloor") == 0)
+		bench_touchfloor(atol(argv[2]));
 	else {
 		fprintf(stderr, "usage: lruhash_bench grow N | reader N | "
 			"lookup N THREADS SECS | mixed N SECS | "
-			"zipf CACHE KEYS OPS | floor N THREADS SECS\n");
+			"zipf CACHE KEYS OPS | floor N THREADS SECS | "
+			"touchfloor MB\n");
 		return 2;
 	}
 	return 0;

@@ -4,7 +4,9 @@ build/stock) and the fork (build/src + build/fork), run each benchmark for
 both side by side, alternating, and print a Markdown report of medians
 with min-max and fork/stock ratios. --out writes it to a file.
 
-usage: lruhash_bench.py [--reps N] [--quick] [--out FILE] [--plot PREFIX] [--fifo]
+usage: lruhash_bench.py [--reps N] [--quick] [--only SECTIONS] [--out FILE] [--plot PREFIX] [--fifo]
+  --only runs some sections: a comma-separated list of grow, reader,
+  lookup, mixed, zipf (default all).
   --plot writes PREFIX-lookups.svg (lookups/s by threads) and
   PREFIX-slowest.svg (slowest lookup by threads, with the floor).
   --fifo runs only the benchmarks with no more threads than CPUs, as
@@ -114,6 +116,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     ap.add_argument("--out")
     ap.add_argument("--plot", metavar="PREFIX")
+    ap.add_argument("--only", default="grow,reader,lookup,mixed,zipf")
     ap.add_argument("--fifo", action="store_true")
     args = ap.parse_args()
     if args.fifo:
@@ -134,18 +137,29 @@ def main():
                                                  " Run as SCHED_FIFO (chrt -f 1), real-time "
                                                  "throttle off." if args.fifo else ""),
               "| benchmark | value | stock | fork | fork/stock |", "|---|---|---|---|---|"]
+    only = set(args.only.split(","))
+    if only - {"grow", "reader", "lookup", "mixed", "zipf"}:
+        ap.error("--only: unknown section in %s" % args.only)
+    if args.plot and "lookup" not in only:
+        ap.error("--plot needs the lookup section")
     sizes = [100000, 400000] if q else [1000000, 4000000, 16000000]
-    for n in sizes:
+    for n in sizes if "grow" in only else []:
         reps = min(3, args.reps) if n >= 16000000 else args.reps
         fork = compare(exes, reps, "grow one table to %d" % n,
                        ["grow", n], ["max_us", "p9999_us", "total_s", "rss_mb"], report)["fork"]
         floor(exes, reps, 1, statistics.median(r["total_s"] for r in fork), report)
-    for n in ([400000] if q else [1000000, 4000000, 8000000]):
+    for n in ([400000] if q else [1000000, 4000000, 8000000]) if "reader" in only else []:
         compare(exes, args.reps, "reader while growing to %d" % n, ["reader", n],
-                ["reader_max_us"], report)
-    floor(exes, args.reps, 2, 10, report)
+                ["reader_max_us", "writer_max_us"], report)
+    if "reader" in only:
+        floor(exes, args.reps, 2, 10, report)
+        # the same with a thread writing to new memory, as the growing
+        # table's thread does (about 1 GB for 8M keys)
+        compare(exes, args.reps, "floor: 2 threads, one touching %d MB of new memory"
+                % (64 if q else 1024), ["touchfloor", 64 if q else 1024],
+                ["reader_max_us", "toucher_max_us"], report)
     lookups, floors = {}, {}
-    for threads in (1, 2, 4, 8):
+    for threads in (1, 2, 4, 8) if "lookup" in only else ():
         if args.fifo and threads > os.cpu_count():
             # FIFO threads of one priority do not share a CPU
             continue
@@ -153,10 +167,11 @@ def main():
                                    ["lookup", 100000 if q else 1000000, threads, 2],
                                    ["lookups_per_s", "max_us"], report)
         floors[threads] = floor(exes, args.reps, threads, 2, report)
-    compare(exes, args.reps, "90% lookup / 10% insert, 2 threads, growing", ["mixed", 1000000, 3],
-            ["ops_per_s", "max_us"], report)
-    floor(exes, args.reps, 2, 3, report)
-    if args.fifo:
+    if "mixed" in only:
+        compare(exes, args.reps, "90% lookup / 10% insert, 2 threads, growing",
+                ["mixed", 1000000, 3], ["ops_per_s", "max_us"], report)
+        floor(exes, args.reps, 2, 3, report)
+    if args.fifo or "zipf" not in only:
         return finish(args, report)
     compare(exes, args.reps, "Zipf(0.9), cache 100k, keys 1M", ["zipf", 100000, 1000000,
                                                                  1000000 if q else 5000000],

@@ -1,7 +1,8 @@
 /*
  * cmocka unit tests of util/storage/lruhash.c and slabhash.c of Unbound
  * Steady: every API function, also while a table grows incrementally (some
- * bins split, others not yet), and the second-chance lru policy. The tests
+ * bins split, others not yet), the second-chance lru policy, the wait
+ * after a failed grow and the populating of new segments. The tests
  * run twice: with tables that start with 2 bins, and with 1 bin.
  * Built by testcode/cmocka/run.sh against the objects of a build directory.
  */
@@ -11,6 +12,11 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 #include "util/storage/lruhash.h"
 #include "util/storage/slabhash.h"
 #include "util/log.h"
@@ -487,6 +493,114 @@ test_slabhash_api(void** state)
 	slabhash_delete(sh);
 }
 
+/** while set, every malloc fails: the program is linked with
+ * -Wl,--wrap=malloc (run.sh), and lruhash.c allocates only its
+ * segments with malloc */
+static int malloc_fail = 0;
+/** the mallocs that failed */
+static int malloc_failed = 0;
+
+/** the real malloc */
+void* __real_malloc(size_t n);
+
+/** malloc, failing while malloc_fail is set */
+void*
+__wrap_malloc(size_t n)
+{
+	if(malloc_fail) {
+		malloc_failed++;
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_malloc(n);
+}
+
+/** a table whose segment malloc fails tries again only after a wait that
+ * doubles with every failure, not at every insert (and does not log an
+ * error at every insert); it grows when malloc works again */
+static void
+test_grow_backoff(void** state)
+{
+	struct lruhash* t = newtable(100000);
+	size_t size;
+	int j;
+	(void)state;
+	for(j = 0; j < 1024; j++)
+		put(t, j, j);
+	size = t->size;
+	assert_true(size >= 1024);
+	malloc_fail = 1;
+	malloc_failed = 0;
+	for(j = 1024; j < 1024 + 20000; j++)
+		put(t, j, j);
+	malloc_fail = 0;
+	/* tries after 0, 1024, 3072, 7168 and 15360 more inserts */
+	assert_true(malloc_failed >= 1);
+	assert_true(malloc_failed <= 6);
+	assert_int_equal(t->size, size);
+	for(j = 1024 + 20000; j < 1024 + 40000; j++)
+		put(t, j, j);
+	assert_true(t->size > size);
+	for(j = 0; j < 1024 + 40000; j += 97)
+		assert_int_equal(get(t, j), j);
+	lruhash_delete(t);
+}
+
+/** the page of the next bin that a growing table splits has been
+ * populated before the split writes it under the table lock, so that
+ * the split takes no page fault (Linux with MADV_POPULATE_WRITE) */
+static void
+test_split_populated(void** state)
+{
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+	struct lruhash* t = lruhash_create(1024, 1000000 *
+		test_slabhash_sizefunc(NULL, NULL), test_slabhash_sizefunc,
+		test_slabhash_compfunc, test_slabhash_delkey,
+		test_slabhash_deldata, NULL);
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	void* probe = mmap(NULL, page, PROT_READ|PROT_WRITE,
+		MAP_PRIVATE|MAP_ANONYMOUS, -1, 0);
+	size_t checked = 0;
+	int j;
+	(void)state;
+	assert_non_null(t);
+	assert_true(probe != MAP_FAILED);
+	if(madvise(probe, page, MADV_POPULATE_WRITE) != 0) {
+		/* the kernel is older than 5.14 */
+		munmap(probe, page);
+		lruhash_delete(t);
+		skip();
+	}
+	munmap(probe, page);
+	for(j = 0; t->size < 256*1024; j++) {
+		put(t, j, j);
+		if(t->bins_in_use < t->size) {
+			/* the bin the next split writes */
+			size_t i = t->bins_in_use;
+			int lg = 0;
+			unsigned char vec;
+			uintptr_t a;
+			while(((size_t)2 << lg) <= i)
+				lg++;
+			a = (uintptr_t)&t->segments[lg - t->start_shift + 1]
+				[i - ((size_t)1 << lg)];
+			assert_int_equal(mincore((void*)(a & ~(page - 1)),
+				page, &vec), 0);
+			if(!(vec & 1))
+				fail_msg("bin %zu of %zu is on a page not "
+					"populated yet", i, t->size);
+			checked++;
+		}
+	}
+	/* the splits of the doublings up to 128k bins: 32k inserts */
+	assert_true(checked > 30000);
+	lruhash_delete(t);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 int
 main(void)
 {
@@ -500,6 +614,8 @@ main(void)
 		cmocka_unit_test(test_collisions),
 		cmocka_unit_test(test_insert_or_retrieve),
 		cmocka_unit_test(test_slabhash_api),
+		cmocka_unit_test(test_grow_backoff),
+		cmocka_unit_test(test_split_populated),
 	};
 	int fails;
 	log_init(NULL, 0, NULL);
