@@ -42,7 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
 sys.path.insert(0, HERE)
-from steady import Unbound, free_port  # noqa: E402
+from steady import Unbound, build_spincount, free_port, spincount_snapshot  # noqa: E402
 from hash_qps import dnsperf, med  # noqa: E402
 
 EXTRA = "\tnum-threads: %d\n\tverbosity: 1\n\tso-reuseport: yes\n"
@@ -100,38 +100,13 @@ def run_floor(floor, threads, hit, seconds, rate):
         p.wait()
 
 
-def read_snapshot(path, binary):
-    """{function name: spin_lock calls} of a spincount snapshot."""
-    counts = {}
-    with open(path) as f:
-        rows = [line.split() for line in f if line.strip()]
-    sites = sorted({r[0] for r in rows})
-    names = {}
-    if sites:
-        out = subprocess.run(["addr2line", "-f", "-e", binary] +
-                             ["0x" + s for s in sites],
-                             capture_output=True, text=True).stdout.splitlines()
-        for i, s in enumerate(sites):
-            names[s] = out[2 * i] if 2 * i < len(out) else "?"
-    for site, c in rows:
-        n = names.get(site, "?")
-        counts[n] = counts.get(n, 0) + int(c)
-    return counts
-
-
 def lock_counts(build, threads, hit, seconds, rate, shim):
     """Spinlock calls per cached answer by initialising function."""
     with tempfile.TemporaryDirectory(prefix="steady-spin-") as d:
         out = os.path.join(d, "spin")
 
         def snap(n):
-            open(out + ".req", "w").close()
-            for _ in range(250):
-                if not os.path.exists(out + ".req") and os.path.exists("%s.%d" % (out, n)):
-                    time.sleep(0.1)
-                    return read_snapshot("%s.%d" % (out, n), os.path.join(build, "unbound"))
-                time.sleep(0.02)
-            raise RuntimeError("spincount wrote no snapshot")
+            return spincount_snapshot(out, n, os.path.join(build, "unbound"))
 
         def hook(ub):
             before = snap(1)
@@ -172,9 +147,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="steady-hits-data-") as d:
         hit = names_file(d)
         floor = build_tool("udpfloor.c", os.path.join(d, "udpfloor"), "-lpthread")
-        shim = os.path.join(d, "spincount.so")
-        subprocess.run(["cc", "-O2", "-Wall", "-shared", "-fPIC", "-o", shim,
-                        os.path.join(HERE, "spincount.c"), "-ldl", "-lpthread"], check=True)
+        shim = build_spincount(d)
         report.append("| threads | rate | server | answers/s | answers per CPU second | "
                       "CPU µs per answer | share of the floor | lost |")
         report.append("|---|---|---|---|---|---|---|---|")

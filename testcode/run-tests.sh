@@ -4,13 +4,15 @@
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
-  scrapers stats-interval libunbound-hashcheck
+  scrapers stats-interval stats-passes libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof make stock,
   *-lookup3 make fork-lookup3,
   upstream-unit-debug make fork-debug,
-  zone-tsan make fork-tsan, zone-oom make fork-asan) upstream-export check-series deb
+  zone-tsan make fork-tsan, zone-oom and fuzz-config make fork-asan,
+  fuzz-* make fork-fuzz; FUZZ_SECONDS, default 60, is each fuzz run) upstream-export check-series deb
   (deb installs and purges the fork's packages on this machine, as root)
   (default: all). Logs go to build/test/."
 
@@ -24,9 +26,10 @@ logs=$top/build/test
 mkdir -p "$logs"
 [ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
-	scrapers stats-interval libunbound-hashcheck \
+	scrapers stats-interval stats-passes libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
 	zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
+	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
 	upstream-export check-series deb
 
 # Debian's Python, where python3-dnspython is installed (a python3 earlier
@@ -85,6 +88,7 @@ for t; do
 	libunbound-hashcheck) run libunbound-hashcheck \
 		"$here/test_libunbound_hashcheck.sh" "$bld" ;;
 	stats-interval) run stats-interval "$PYTHON" "$here/test_stats_interval.py" "$bld" ;;
+	stats-passes) run stats-passes "$PYTHON" "$here/test_stats_passes.py" "$bld" ;;
 	scrapers) run scrapers "$PYTHON" "$here/test_scrapers.py" "$bld" \
 		"$top/build/src" "$top/build/base" ;;
 	hash-unit) run hash-unit "$here/test_hash.sh" "$bld" ;;
@@ -107,6 +111,14 @@ for t; do
 		--io-thread no --expect-stall --updates 1 ;;
 	zone-tsan) run zone-tsan "$here/test_zone_tsan.sh" "$top/build/fork-tsan" ;;
 	zone-oom) run zone-oom "$PYTHON" "$here/test_zone_oom.py" "$top/build/fork-asan" ;;
+	fuzz-lruhash) run fuzz-lruhash "$here/fuzz/run.sh" "$top/build/fork-fuzz" \
+		lruhash_model "${FUZZ_SECONDS:-60}" ;;
+	fuzz-zonefile-roundtrip) run fuzz-zonefile-roundtrip "$here/fuzz/run.sh" \
+		"$top/build/fork-fuzz" zonefile_roundtrip "${FUZZ_SECONDS:-60}" ;;
+	fuzz-zonefile-read) run fuzz-zonefile-read "$here/fuzz/run.sh" \
+		"$top/build/fork-fuzz" zonefile_read "${FUZZ_SECONDS:-60}" ;;
+	fuzz-config) run fuzz-config "$PYTHON" "$here/test_fuzz_config.py" \
+		"$top/build/fork-asan" 50 ;;
 	upstream-export) run upstream-export "$here/test_upstream_export.sh" \
 		"$top/build/base" "$top/build/dl" ;;
 	check-series) run check-series "$top/scripts/check-series.sh" --last 3 \

@@ -47,6 +47,44 @@ def wait_running(server, timeout):
     return False
 
 
+def build_spincount(d):
+    """Compile bench/spincount.c, the LD_PRELOAD spinlock counter, into
+    directory d; returns the library's path."""
+    shim = os.path.join(d, "spincount.so")
+    subprocess.run(["cc", "-O2", "-Wall", "-shared", "-fPIC", "-o", shim,
+                    os.path.join(TOP, "bench", "spincount.c"), "-ldl", "-lpthread"], check=True)
+    return shim
+
+
+def spincount_snapshot(out, n, binary):
+    """Ask a process that runs with spincount.so (SPINCOUNT_OUT=out) for
+    its snapshot number n; returns {initialising function: spin_lock
+    calls}, the function names from binary's symbols (addr2line)."""
+    open(out + ".req", "w").close()
+    path = "%s.%d" % (out, n)
+    for _ in range(250):
+        if not os.path.exists(out + ".req") and os.path.exists(path):
+            time.sleep(0.1)
+            break
+        time.sleep(0.02)
+    else:
+        raise RuntimeError("spincount wrote no snapshot")
+    counts = {}
+    with open(path) as f:
+        rows = [line.split() for line in f if line.strip()]
+    sites = sorted({r[0] for r in rows})
+    names = {}
+    if sites:
+        res = subprocess.run(["addr2line", "-f", "-e", binary] + ["0x" + s for s in sites],
+                             capture_output=True, text=True).stdout.splitlines()
+        for i, site in enumerate(sites):
+            names[site] = res[2 * i] if 2 * i < len(res) else "?"
+    for site, c in rows:
+        name = names.get(site, "?")
+        counts[name] = counts.get(name, 0) + int(c)
+    return counts
+
+
 class Unbound:
     """One unbound process started from BUILDDIR with the demo config in
     RUNDIR. extra_conf is appended to the server: clause."""

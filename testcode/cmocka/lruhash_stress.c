@@ -130,7 +130,7 @@ work(void* arg)
 			slabhash_traverse(w->sh, 0, &visit, &n);
 		} else if(op < 999) {
 			long long a, b, c;
-			slabhash_get_collisions(w->sh, op & 1, &a, &b, &c);
+			slabhash_get_collisions(w->sh, op & 1, &a, &b, &c, NULL);
 			(void)slabhash_get_mem(w->sh);
 			(void)count_slabhash_entries(w->sh);
 		} else if(rand_r(&seed) % 20 == 0) {

@@ -302,7 +302,7 @@ test_ops_while_growing(void** state)
 	assert_true(mem >= sizeof(struct lruhash) + t->space_used +
 		t->size * sizeof(struct lruhash_bin));
 	lruhash_status(t, "growing table", 1);
-	lruhash_get_collisions(t, 0, &m, &mi, &r);
+	lruhash_get_collisions(t, 0, &m, &mi, &r, NULL);
 	assert_true(m >= mi);
 	/* clear while growing, then use it again */
 	assert_true(growing(t));
@@ -394,10 +394,10 @@ test_collisions(void** state)
 		k->entry.data = newdata(j);
 		lruhash_insert(t, 0x40, &k->entry, k->entry.data, NULL);
 	}
-	lruhash_get_collisions(t, 1, &m, &mi, &r);
+	lruhash_get_collisions(t, 1, &m, &mi, &r, NULL);
 	assert_int_equal(m, 4);
 	assert_int_equal(mi, 4);
-	lruhash_get_collisions(t, 0, &m, &mi, &r);
+	lruhash_get_collisions(t, 0, &m, &mi, &r, NULL);
 	assert_int_equal(m, 4);
 	assert_int_equal(mi, 0);
 	fill_until_growing(t, 100);
@@ -408,7 +408,7 @@ test_collisions(void** state)
 		lruhash_insert(t, 0x40, &k->entry, k->entry.data, NULL);
 	}
 	/* the chain of the five, maybe with others of the fill in it */
-	lruhash_get_collisions(t, 0, &m, &mi, &r);
+	lruhash_get_collisions(t, 0, &m, &mi, &r, NULL);
 	assert_true(mi >= 5);
 	lruhash_delete(t);
 }
@@ -468,7 +468,7 @@ test_slabhash_api(void** state)
 	assert_int_equal(count_slabhash_entries(sh), 2000);
 	get_slabhash_stats(sh, &num, &coll);
 	assert_int_equal(num, 2000);
-	slabhash_get_collisions(sh, 0, &m, &mi, &r);
+	slabhash_get_collisions(sh, 0, &m, &mi, &r, NULL);
 	assert_int_equal(m, coll);
 	slabhash_traverse(sh, 0, &count_visit, seen);
 	for(j = 0; j < 2000; j++) {
