@@ -5,8 +5,8 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers stats-interval stats-passes libunbound-hashcheck
-  hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
-  zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
+  zone-reload zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof make stock,
   *-lookup3 make fork-lookup3,
@@ -27,8 +27,8 @@ mkdir -p "$logs"
 [ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers stats-interval stats-passes libunbound-hashcheck \
-	hash-unit upstream-unit-lookup3 hash-unit-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
-	zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
+	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
+	zone-reload zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
 	upstream-export check-series deb
 
@@ -94,6 +94,8 @@ for t; do
 	hash-unit) run hash-unit "$here/test_hash.sh" "$bld" ;;
 	upstream-unit-lookup3) run upstream-unit-lookup3 "$here/upstream-unit.sh" "$top/build/fork-lookup3" ;;
 	hash-unit-lookup3) run hash-unit-lookup3 "$here/test_hash.sh" "$top/build/fork-lookup3" ;;
+	dnssec) run dnssec "$PYTHON" "$here/test_dnssec.py" "$bld" ;;
+	dnssec-lookup3) run dnssec-lookup3 "$PYTHON" "$here/test_dnssec.py" "$top/build/fork-lookup3" ;;
 	upstream-unit-debug) run upstream-unit-debug "$here/upstream-unit.sh" "$top/build/fork-debug" ;;
 	zone-transfer) run zone-transfer sh -c 'for m in yes no; do "$1" "$2/test_zone_transfer.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
@@ -105,6 +107,7 @@ for t; do
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-kill) run zone-kill "$PYTHON" "$here/test_zone_kill.py" "$bld" ;;
 	zone-shutdown) run zone-shutdown "$PYTHON" "$here/test_zone_shutdown.py" "$bld" ;;
+	zone-reload) run zone-reload "$PYTHON" "$here/test_zone_reload.py" "$bld" ;;
 	zone-valgrind) run zone-valgrind "$PYTHON" "$here/test_zone_shutdown.py" "$bld" --valgrind ;;
 	zone-stall) run zone-stall "$PYTHON" "$here/test_zone_stall.py" "$bld" ;;
 	zone-stall-proof) run zone-stall-proof "$PYTHON" "$here/test_zone_stall.py" "$bld" \
