@@ -4,7 +4,7 @@
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
-  scrapers stats-interval stats-passes libunbound-hashcheck
+  scrapers monitoring stats-interval stats-passes libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
@@ -26,7 +26,7 @@ logs=$top/build/test
 mkdir -p "$logs"
 [ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
-	scrapers stats-interval stats-passes libunbound-hashcheck \
+	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
 	zone-reload zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
@@ -89,6 +89,7 @@ for t; do
 		"$here/test_libunbound_hashcheck.sh" "$bld" ;;
 	stats-interval) run stats-interval "$PYTHON" "$here/test_stats_interval.py" "$bld" ;;
 	stats-passes) run stats-passes "$PYTHON" "$here/test_stats_passes.py" "$bld" ;;
+	monitoring) run monitoring "$PYTHON" "$here/test_monitoring.py" "$bld" "$top/build/src" ;;
 	scrapers) run scrapers "$PYTHON" "$here/test_scrapers.py" "$bld" \
 		"$top/build/src" "$top/build/base" ;;
 	hash-unit) run hash-unit "$here/test_hash.sh" "$bld" ;;
