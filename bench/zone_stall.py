@@ -19,11 +19,15 @@ NOTIFY to served, NOTIFY to on disk, the probe's max and p99.9 latency
 and lost queries from the NOTIFY until one second after the file is on
 disk (the update window) and outside it, the zone probe's max and lost,
 the slowest NOTIFY answer and list_auth_zones. Stock and fork alternate.
+--scrape also runs `unbound-control stats_noreset` every 100 ms from the
+NOTIFY until the file is on disk, as a Prometheus exporter would scrape,
+and reports the slowest scrape and one before the update (a scrape waits
+for every worker to answer; upstream allows it 60 s per worker).
 --plot draws the probe's max latency per 100 ms around the first update
 of the largest zone, for every thread count, stock and fork.
 
 usage: flock build/.bench.lock bench/zone_stall.py [--sizes 100000,1000000]
-       [--threads 1,2] [--updates 3] [--rate 2000] [--primary nsd|knot]
+       [--threads 1,2] [--updates 3] [--rate 2000] [--primary nsd|knot] [--scrape]
        [--out doc/bench-authzone-io.md] [--plot doc/bench-authzone-io.svg]"""
 
 import argparse
@@ -96,7 +100,7 @@ def timeline(path, t0, t1, step=0.1):
 
 
 def one_config(build, kind, size, threads, updates, rate, probe_exe, tmp,
-               knot=False):
+               knot=False, scrape=False):
     """All updates for one build and configuration; a list of dicts.
     With knot, Knot is the primary and every update changes two RRs, so
     the transfers are small IXFRs."""
@@ -132,6 +136,10 @@ def one_config(build, kind, size, threads, updates, rate, probe_exe, tmp,
             t0 = time.monotonic()
             sec.control("list_auth_zones", check=False)
             list_quiet = time.monotonic() - t0
+            t0 = time.monotonic()
+            if scrape:
+                sec.control("stats_noreset", check=False)
+            scrape_quiet = time.monotonic() - t0
             tmpfile = "%s.tmp%d" % (zfile, sec.proc.pid)
             t_notify = time.monotonic()
             rc, _ = notify(sec.port, ZONE, timeout=2)
@@ -147,6 +155,17 @@ def one_config(build, kind, size, threads, updates, rate, probe_exe, tmp,
                     time.sleep(0.02)
             st = threading.Thread(target=storm, daemon=True)
             st.start()
+            scrapes = []
+
+            def scraper():
+                while not done.is_set():
+                    t0_ = time.monotonic()
+                    sec.control("stats_noreset", check=False)
+                    scrapes.append(time.monotonic() - t0_)
+                    time.sleep(0.1)
+            sc = threading.Thread(target=scraper, daemon=True)
+            if scrape:
+                sc.start()
             t_served = t_disk = None
             list_time = None
             deadline = t_notify + secs - 1.5
@@ -164,6 +183,8 @@ def one_config(build, kind, size, threads, updates, rate, probe_exe, tmp,
                 time.sleep(0.002)
             done.set()
             st.join()
+            if scrape:
+                sc.join()
             probe.communicate()
             zprobe.communicate()
             end = (t_disk or time.monotonic()) + 1.0
@@ -179,6 +200,9 @@ def one_config(build, kind, size, threads, updates, rate, probe_exe, tmp,
                  "notify_unanswered": sum(1 for rc_, _ in notifies if rc_ != "NOERROR"),
                  "list_ms": list_time * 1000 if list_time is not None else float("nan"),
                  "list_quiet_ms": list_quiet * 1000}
+            if scrape:
+                r["scrape_max_ms"] = max(scrapes + [0]) * 1000
+                r["scrape_quiet_ms"] = scrape_quiet * 1000
             print("  %s size %d threads %d update %d: %s" % (
                 kind, size, threads, u + 1,
                 " ".join("%s=%.4g" % (k, v) for k, v in r.items())), flush=True)
@@ -233,6 +257,7 @@ def main():
     ap.add_argument("--primary", choices=["nsd", "knot"], default="nsd")
     ap.add_argument("--out")
     ap.add_argument("--plot")
+    ap.add_argument("--scrape", action="store_true")
     a = ap.parse_args()
     knot = a.primary == "knot"
     tmp = tempfile.mkdtemp(prefix="steady-zbench-")
@@ -244,7 +269,7 @@ def main():
             for kind, build in (("stock", a.stock), ("fork", a.fork)):
                 print("%s, %d records, %d threads" % (kind, size, threads), flush=True)
                 results[(size, threads, kind)] = one_config(
-                    build, kind, size, threads, a.updates, a.rate, exe, tmp, knot)
+                    build, kind, size, threads, a.updates, a.rate, exe, tmp, knot, a.scrape)
     subprocess.run(["rm", "-rf", tmp])
     rows = [("NOTIFY to new serial served, s", "notify_to_served"),
             ("NOTIFY to new zonefile on disk, s", "notify_to_disk"),
@@ -258,6 +283,9 @@ def main():
             ("NOTIFYs unanswered (2 s)", "notify_unanswered"),
             ("list_auth_zones during the write, ms", "list_ms"),
             ("list_auth_zones before the update (no write), ms", "list_quiet_ms")]
+    if a.scrape:
+        rows += [("slowest stats_noreset scrape in the update window, ms", "scrape_max_ms"),
+                 ("stats_noreset before the update, ms", "scrape_quiet_ms")]
     out = ["# Zone update stalls: stock against fork", "",
            "Command: `flock build/.bench.lock bench/zone_stall.py %s`  " % " ".join(sys.argv[1:]),
            "Date: %s, %d CPUs; %s as primary on loopback; probe %d qps over "
