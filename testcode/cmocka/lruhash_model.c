@@ -495,8 +495,11 @@ LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
 	static struct seq s;
 	seq_from_bytes(&s, data, size);
-	if(run(&s, 0) >= 0)
+	if(run(&s, 0) >= 0) {
+		/* the divergence is printed to stdout, abort loses a buffer */
+		fflush(stdout);
 		abort();
+	}
 	return 0;
 }
 #else
