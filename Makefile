@@ -22,18 +22,30 @@ FORK := $(B)/fork
 STOCK := $(B)/stock
 PATCHLEVEL = $(shell git -C $(SRC) rev-list --count base..HEAD 2>/dev/null || echo unknown)
 
-.PHONY: all deps base src export-patches fork stock hashbug stock-hashbug build run test \
-	fork-lookup3 fork-tsan fork-asan fork-debug \
+.PHONY: all deps deps-test rebase-check FORCE base src export-patches fork stock hashbug stock-hashbug build run test \
+	fork-lookup3 fork-tsan fork-asan fork-debug fork-fuzz \
 	upstream-test install clean distclean
 
 all: build
 
+# Build and run dependencies only (no daemon); make test adds the test
+# tools, with their services kept from starting (scripts/install-deps.sh).
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh build
+deps-test:
+	@scripts/install-deps.sh test
+
+# The base's identity in base.pin (version, suite, files, sums): rewritten
+# only when it changes, so other lines of base.pin (the security status)
+# do not fetch and unpack the base again.
+$(B)/.base-id: FORCE
+	@mkdir -p $(B)
+	@scripts/pin-id.sh > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+FORCE:
 
 # build/base: the pristine base, orig tarball plus Debian's patch series.
-$(B)/base/.stamp: base.pin scripts/fetch-base.sh scripts/unpack-base.sh
-	@scripts/install-deps.sh
+$(B)/base/.stamp: $(B)/.base-id scripts/fetch-base.sh scripts/unpack-base.sh
+	@scripts/install-deps.sh build
 	rm -rf $(B)/base
 	debtar=$$(scripts/fetch-base.sh $(B)/dl | tail -n 1) && \
 		scripts/unpack-base.sh $(B)/dl "$$debtar" $(B)/base
@@ -72,6 +84,16 @@ fork-asan: src
 	STEADY_PATCHLEVEL=$(PATCHLEVEL) EXTRA_CFLAGS="-fsanitize=address -fno-omit-frame-pointer -O1 -g" \
 		EXTRA_LDFLAGS="-fsanitize=address" scripts/build.sh $(SRC) $(B)/fork-asan
 
+# The fork built with clang for libFuzzer (coverage instrumentation,
+# AddressSanitizer, UndefinedBehaviorSanitizer), and the fuzz targets
+# linked against its objects (testcode/fuzz/): make test fuzzes each.
+fork-fuzz: src
+	STEADY_PATCHLEVEL=$(PATCHLEVEL) CC=clang \
+		CONFIGURE_FLAGS="$(CONFIGURE_FLAGS) --without-pythonmodule --without-pyunbound" \
+		EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -O1 -g" \
+		EXTRA_LDFLAGS="-fsanitize=address,undefined" scripts/build.sh $(SRC) $(B)/fork-fuzz
+	testcode/fuzz/build.sh $(B)/fork-fuzz
+
 # Checking build, as upstream's CI builds: asserts (UNBOUND_DEBUG) and the
 # lock order checker; make test runs upstream's whole make test in it.
 fork-debug: src
@@ -89,15 +111,34 @@ stock-hashbug: base
 run: build
 	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)
 
-test: build stock hashbug fork-lookup3 fork-tsan fork-asan fork-debug
+test: deps-test build stock hashbug fork-lookup3 fork-tsan fork-asan fork-debug fork-fuzz
 	testcode/run-tests.sh $(FORK)
+
+# Apply the series to another base given as tarballs in BASE_DIR
+# (upstream's release tarball, or Debian's orig + debian tarballs) and
+# report per patch what applies and what conflicts: build/rebase-check/.
+# BASE_DIR means the other base here, not the pinned one (make base runs
+# without it).
+rebase-check:
+	@[ -n "$(BASE_DIR)" ] || { echo "usage: make rebase-check BASE_DIR=DIR (DIR: upstream's tarball, or Debian's orig + debian tarballs)" >&2; exit 2; }
+	@$(MAKE) --no-print-directory base BASE_DIR=
+	scripts/rebase-check.py $(B)/base patches "$(BASE_DIR)" $(B)/rebase-check
 
 install: build
 	$(MAKE) -C $(FORK) install DESTDIR="$(DESTDIR)"
 
 clean:
-	rm -rf $(FORK) $(STOCK) $(B)/fork-lookup3 $(B)/fork-tsan $(B)/fork-asan $(B)/fork-debug $(B)/fork-hashbug $(B)/fork-hashbug.src $(B)/run $(B)/test
+	rm -rf $(FORK) $(STOCK) $(B)/fork-lookup3 $(B)/fork-tsan $(B)/fork-asan $(B)/fork-debug $(B)/fork-fuzz $(B)/fork-hashbug $(B)/fork-hashbug.src $(B)/run $(B)/test
 
 distclean:
 	rm -rf $(B)
+# The upstream topics (upstream/TOPIC/*.patch) against an upstream tree:
+# make upstream-check UPSTREAM=/path/to/unbound-checkout. Here, with the
+# fetched snapshot: scripts/upstream-tree.sh GITDIR master DIR build/base.
+UPSTREAM ?=
+upstream-check:
+	@[ -n "$(UPSTREAM)" ] || { echo "make upstream-check UPSTREAM=/path/to/unbound-checkout" >&2; exit 2; }
+	scripts/upstream-check.sh "$(UPSTREAM)"
+.PHONY: upstream-check
+
 include mk/deliverables.mk

@@ -13,9 +13,10 @@ PATCH_FILES := patches/series $(wildcard patches/*.patch)
 
 .PHONY: deb test-deb check-series upstream
 
-# Rebuilt when the series, a patch, the pin or the script changes.
+# Rebuilt when the series, a patch, the pin or the scripts change; the
+# version grows with every commit that changes patches/ or base.pin.
 deb: $(DEB)/VERSION
-$(DEB)/VERSION: $(B)/base/.stamp $(PATCH_FILES) scripts/make-deb.sh
+$(DEB)/VERSION: $(B)/base/.stamp base.pin $(PATCH_FILES) scripts/make-deb.sh scripts/deb-version.sh scripts/pin.sh
 	scripts/make-deb.sh $(B)/dl patches $(DEB)
 
 # Installs the packages on this machine, runs them, purges them (root).

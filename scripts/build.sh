@@ -5,7 +5,8 @@ usage="usage: build.sh SRCDIR BUILDDIR
   environment:
   PREFIX           installation prefix (default /usr/local)
   CONFIGURE_FLAGS  extra ./configure options, appended last so they win
-  STEADY_PATCHLEVEL  fork patch level shown by unbound -V (fork builds)
+  STEADY_PATCHLEVEL  fork patch level shown by unbound -V (fork builds; these
+                   also get the base and its unfixed CVE count from base.pin)
   EXTRA_CFLAGS     appended to Debian's CFLAGS (e.g. sanitizers)
   JOBS             parallel make jobs (default: number of CPUs)"
 
@@ -44,8 +45,13 @@ else
 fi
 CFLAGS="$CFLAGS ${EXTRA_CFLAGS:-}"
 LDFLAGS="$LDFLAGS ${EXTRA_LDFLAGS:-}"
-[ -z "${STEADY_PATCHLEVEL:-}" ] ||
-	CPPFLAGS="$CPPFLAGS -DSTEADY_PATCHLEVEL=$STEADY_PATCHLEVEL"
+# Fork builds: unbound -V names the patch level, and the base and its
+# security status as base.pin gives them.
+if [ -n "${STEADY_PATCHLEVEL:-}" ]; then
+	. "$(dirname "$0")/pin.sh"
+	pin_load || die "cannot read the base's identity"
+	CPPFLAGS="$CPPFLAGS -DSTEADY_PATCHLEVEL=$STEADY_PATCHLEVEL $(pin_cppflags)"
+fi
 export CFLAGS CPPFLAGS LDFLAGS
 # Debian's own Python for the Python module, not another python3 that may
 # come first on PATH.

@@ -14,7 +14,8 @@ usage="usage: make-deb.sh DLDIR PATCHDIR OUTDIR
 set -eu
 [ $# -eq 3 ] || { echo "$usage" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../base.pin"
+. "$here/pin.sh"
+pin_load
 dl=$(cd "$1" && pwd) pdir=$(cd "$2" && pwd)
 mkdir -p "$3"
 out=$(cd "$3" && pwd)
@@ -49,20 +50,28 @@ for p in $(sed -e 's/#.*//' "$pdir/series"); do
 done
 last=$(echo "$list" | awk '{ print $NF }')
 
-# unbound -V shows the patch level; debian/rules passes dpkg-buildflags'
-# CPPFLAGS (with this append) to both configure runs.
+# The Debian revision the tree really is (the pinned one, or the one
+# fetch-base.sh fell back to).
+debver=$(cd "$tree" && dpkg-parsechangelog -S Version)
+
+# unbound -V shows the patch level, the base and its security status (as
+# base.pin gives it); debian/rules passes dpkg-buildflags' CPPFLAGS (with
+# this append) to both configure runs.
+cppflags="-DSTEADY_PATCHLEVEL=$n -DSTEADY_BASE=$debver -DSTEADY_UNFIXED_CVES=$BASE_UNFIXED_CVES"
 sed -i "/^export DEB_CFLAGS_MAINT_APPEND/a\\
-# Unbound Steady: unbound -V prints the fork's patch level.\\
-export DEB_CPPFLAGS_MAINT_APPEND = -DSTEADY_PATCHLEVEL=$n" "$tree/debian/rules"
-grep -q "^export DEB_CPPFLAGS_MAINT_APPEND = -DSTEADY_PATCHLEVEL=$n\$" "$tree/debian/rules" ||
+# Unbound Steady: unbound -V prints the fork's patch level and base.\\
+export DEB_CPPFLAGS_MAINT_APPEND = $cppflags" "$tree/debian/rules"
+grep -qF "export DEB_CPPFLAGS_MAINT_APPEND = $cppflags" "$tree/debian/rules" ||
 	die "could not add -DSTEADY_PATCHLEVEL to debian/rules (DEB_CFLAGS_MAINT_APPEND line gone?)"
 
-# A version above Debian's ("+steadyN" sorts after the bare revision), and
-# a changelog entry naming the fork. Date and signer come from the
-# series' last patch, so the same series gives the same changelog (and
-# build date).
-debver=$(cd "$tree" && dpkg-parsechangelog -S Version)
-version=$debver+steady$n
+# The version (scripts/deb-version.sh): above Debian's, below Debian's
+# next security revision and later releases, growing with every
+# committed change of the series, naming the Debian release it is built
+# on. The changelog entry names the fork; its date and signer come from
+# the series' last patch, so the same series gives the same changelog.
+version=$("$here/deb-version.sh" "$debver")
+codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+codename=${codename:-unstable}
 if [ -n "$last" ]; then
 	date=$(sed -n 's/^Date: //p' "$tree/debian/patches/steady/$last" | head -n 1)
 	author=$(awk '/^From: / { a = substr($0, 7); getline;
@@ -72,14 +81,15 @@ fi
 author=${author:-Unbound Steady maintainers <unbound-steady@localhost>}
 [ -z "${DEBFULLNAME:-}" ] || [ -z "${DEBEMAIL:-}" ] || author="$DEBFULLNAME <$DEBEMAIL>"
 {
-	echo "$BASE_PACKAGE ($version) bookworm; urgency=medium"
+	echo "$BASE_PACKAGE ($version) $codename; urgency=medium"
 	echo
 	echo "  * Unbound Steady, a downstream fork of Unbound: Debian's packaging of"
 	echo "    $debver with the fork's $n patch(es) appended to the quilt"
 	echo "    series, in debian/patches/steady/:"
 	for p in $list; do echo "    - $p"; done
-	echo "  * debian/rules: -DSTEADY_PATCHLEVEL=$n, so unbound -V names the fork."
-	echo "  * Built on Debian 12 (bookworm) with its debhelper and libraries."
+	echo "  * debian/rules: $cppflags,"
+	echo "    so unbound -V names the fork, its base and its security status."
+	echo "  * Built on $(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-Debian}") with its debhelper and libraries."
 	echo
 	echo " -- $author  $date"
 	echo
@@ -125,9 +135,10 @@ echo "make-deb: building $BASE_PACKAGE $version (log: $work/build.log)"
 
 # Replace OUTDIR's files only now, so it never mixes two versions.
 ls "$work"/*.deb >/dev/null 2>&1 || die "dpkg-buildpackage made no .deb"
-rm -f "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes "$out"/build.log
+rm -f "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes "$out"/build.log "$out"/PATCHLEVEL
 mv "$work"/*.deb "$work"/*.buildinfo "$work"/*.changes "$work/build.log" "$out"/
 echo "$version" > "$out/VERSION"
+echo "$n" > "$out/PATCHLEVEL"
 rm -rf "$work"
 echo "make-deb: $BASE_PACKAGE $version in $out:"
 (cd "$out" && ls *.deb | sed 's/^/  /')

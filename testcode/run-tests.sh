@@ -2,7 +2,9 @@
 # Run every test of Unbound Steady against a built fork: upstream's own
 # suites in the build directory, then ours. Ends with "N passed, N failed".
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
-  TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors smoke install
+  TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors
+  base-change rebase-check deb-version security-status readme-facts
+  deps-listen deps-listen-proof smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
@@ -24,7 +26,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 logs=$top/build/test
 mkdir -p "$logs"
-[ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors smoke install \
+[ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors \
+	base-change rebase-check deb-version security-status readme-facts \
+	deps-listen deps-listen-proof smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
@@ -72,6 +76,14 @@ for t; do
 	upstream-tdir) run upstream-tdir "$here/upstream-tdir.sh" "$bld" ;;
 	roundtrip) run roundtrip "$here/test_roundtrip.sh" "$top/build/base" "$top/patches" ;;
 	fetch-errors) run fetch-errors "$here/test_fetch_errors.sh" "$top/build/dl" ;;
+	base-change) run base-change "$here/test_base_change.sh" "$top/build/base" "$top/patches" ;;
+	rebase-check) run rebase-check "$here/test_rebase_check.sh" "$top/build/base" \
+		"$top/build/dl" "$top/patches" ;;
+	deb-version) run deb-version "$here/test_deb_version.sh" ;;
+	security-status) run security-status "$here/test_security_status.sh" "$top/build/base" ;;
+	readme-facts) run readme-facts "$here/test_readme_facts.sh" "$top/build/src" ;;
+	deps-listen) run deps-listen env PYTHON="$PYTHON" "$here/test_deps_listen.sh" ;;
+	deps-listen-proof) run deps-listen-proof env PYTHON="$PYTHON" "$here/test_deps_listen.sh" --proof ;;
 	smoke) run smoke "$PYTHON" "$here/test_smoke.py" "$bld" ;;
 	install) run install "$here/test_install.sh" "$bld" ;;
 	cache-unit) run cache-unit sh "$here/cmocka/run.sh" "$bld" plain 3 ;;

@@ -14,13 +14,15 @@ set -u
 debdir=$(cd "$1" && pwd) || exit 2
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+. "$top/scripts/pin.sh"
+pin_load "$top/base.pin" || exit 2
 fail() { echo "test_deb: FAIL: $*"; exit 1; }
 refuse() { echo "test_deb: refusing to run: $*"; exit 1; }
 [ "$(id -u)" = 0 ] || refuse "needs root (it installs and purges packages)"
 export DEBIAN_FRONTEND=noninteractive
 arch=$(dpkg --print-architecture)
 ver=$(cat "$debdir/VERSION" 2>/dev/null) || fail "no $debdir/VERSION (run make deb)"
-level=${ver##*+steady}
+level=$(cat "$debdir/PATCHLEVEL" 2>/dev/null) || fail "no $debdir/PATCHLEVEL (run make deb)"
 # Installed: the daemon, its libunbound and unbound-anchor (used by
 # Debian's unbound-helper when the service starts).
 pkgs="unbound libunbound8 unbound-anchor"
@@ -130,8 +132,8 @@ echo "  ok: installed $(dpkg-query -W -f='${Package} ${Version}\n' unbound)"
 
 # /usr/sbin/unbound -V names the fork and the package's patch level.
 /usr/sbin/unbound -V > "$tmp/version" 2>&1
-grep -q "^Unbound Steady patch level $level," "$tmp/version" ||
-	{ cat "$tmp/version"; rc=1; fail "/usr/sbin/unbound -V does not name Unbound Steady patch level $level"; }
+grep -q "^Unbound Steady patch level $level, on Debian's unbound ${ver%%+steady*} .*known upstream CVEs not fixed: $BASE_UNFIXED_CVES " "$tmp/version" ||
+	{ cat "$tmp/version"; rc=1; fail "/usr/sbin/unbound -V does not name Unbound Steady patch level $level, the base ${ver%%+steady*} and $BASE_UNFIXED_CVES unfixed CVEs (base.pin)"; }
 echo "  ok: $(grep '^Unbound Steady' "$tmp/version")"
 
 # Debian's unbound.conf includes unbound.conf.d/*.conf; this snippet sorts

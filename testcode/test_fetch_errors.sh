@@ -130,18 +130,21 @@ expect_fail "apt failure explains BASE_DIR" "run again with BASE_DIR=" \
 	env PATH="$tmp/fakebin:$PATH" FAKE_APT_FAIL=1 \
 	"$top/scripts/fetch-base.sh" "$tmp/dest3"
 
-# 10. The pinned revision gone from the archive: the newest 1.22.0-*
-# revision is used with a loud warning, the orig tarball still verified.
+# 10. The pinned revision gone from the archive: the newest revision of the
+# same upstream version is used with a loud warning, the orig tarball still
+# verified. The index's other versions are made up around base.pin's: an
+# older and a newer upstream version, an older revision.
 newver=$(echo "$BASE_DEBIAN_VERSION" | sed 's/$/.9/')
 newdeb=unbound_$newver.debian.tar.xz
+older=0.1-1 newer=99.0-1 oldrev=$BASE_UPSTREAM_VERSION-0~1
 cp "$dl/$BASE_ORIG_FILE" "$tmp/fakefiles/"
 cp "$dl/$BASE_DEBIAN_FILE" "$tmp/fakefiles/$newdeb"
 if env PATH="$tmp/fakebin:$PATH" FAKE_APT_FILES="$tmp/fakefiles" \
-	FAKE_APT_VERSIONS="1.21.0-1 $newver 1.22.0-1 1.26.2-1" \
+	FAKE_APT_VERSIONS="$older $newver $oldrev $newer" \
 	"$top/scripts/fetch-base.sh" "$tmp/dest4" > "$tmp/out" 2>&1 &&
 	grep -q "WARNING: using $newver instead" "$tmp/out" &&
 	[ "$(tail -n 1 "$tmp/out")" = "$newdeb" ] && [ -f "$tmp/dest4/$newdeb" ]; then
-	ok "fallback to the newest 1.22.0 revision, with a warning"
+	ok "fallback to the newest $BASE_UPSTREAM_VERSION revision, with a warning"
 else
 	bad "fallback to the newest revision"; sed 's/^/    /' "$tmp/out"
 fi
@@ -157,7 +160,7 @@ expect_fail "fallback still verifies the orig tarball" \
 mkdir -p "$tmp/pool"
 cp "$dl/$BASE_ORIG_FILE" "$dl/$BASE_DEBIAN_FILE" "$tmp/pool/"
 if env PATH="$tmp/fakebin:$PATH" FAKE_APT_FILES="$tmp/fakefiles" FAKE_POOL="$tmp/pool" \
-	FAKE_APT_VERSIONS="$newver 1.26.2-0+deb13u1" \
+	FAKE_APT_VERSIONS="$newver $newer" \
 	"$top/scripts/fetch-base.sh" "$tmp/dest6" > "$tmp/out" 2>&1 &&
 	grep -q "took its files from the archive's pool" "$tmp/out" &&
 	! grep -q "WARNING: using" "$tmp/out" &&
@@ -176,10 +179,10 @@ fi
 
 # 12. A pool file with the wrong contents is refused and nothing is kept.
 printf 'x' >> "$tmp/pool/$BASE_DEBIAN_FILE"
-expect_fail "corrupt pool file and no 1.22.0 revision is an error" \
+expect_fail "corrupt pool file and no $BASE_UPSTREAM_VERSION revision is an error" \
 	"not in the archive's pool" \
 	env PATH="$tmp/fakebin:$PATH" FAKE_APT_FILES="$tmp/fakefiles" FAKE_POOL="$tmp/pool" \
-	FAKE_APT_VERSIONS="1.26.2-0+deb13u1" "$top/scripts/fetch-base.sh" "$tmp/dest7"
+	FAKE_APT_VERSIONS="$newer" "$top/scripts/fetch-base.sh" "$tmp/dest7"
 [ -z "$(ls -A "$tmp/dest7" 2>/dev/null)" ] && ok "nothing left after the pool failure" ||
 	bad "files left in the destination: $(ls "$tmp/dest7")"
 

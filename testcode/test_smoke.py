@@ -3,6 +3,7 @@
 from the hyperlocal zone and through its wildcard CNAME via the iterator,
 sends nothing off the machine, reports statistics and stops cleanly."""
 
+import os
 import sys
 import tempfile
 import time
@@ -33,6 +34,16 @@ def main():
             version = __import__("subprocess").run(
                 [ub.bin("unbound"), "-V"], capture_output=True, text=True).stdout
             assert "Unbound Steady patch level" in version, version
+            # The base and its security status come from base.pin.
+            pin = {}
+            with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "base.pin")) as f:
+                for line in f:
+                    if "=" in line and not line.startswith("#"):
+                        k, v = line.strip().split("=", 1)
+                        pin[k] = v
+            want = "on Debian's unbound %s with its security patches; known upstream CVEs not fixed: %s " % (
+                pin["BASE_DEBIAN_VERSION"], pin["BASE_UNFIXED_CVES"])
+            assert want in version, (want, version)
 
             r = ub.query("www.example.test.")
             assert rcode_text(r) == "NOERROR", r

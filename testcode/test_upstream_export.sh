@@ -24,6 +24,35 @@ export GIT_AUTHOR_NAME="Test Author" GIT_AUTHOR_EMAIL="test@example.org"
 export GIT_COMMITTER_NAME="Test Author" GIT_COMMITTER_EMAIL="test@example.org"
 export GIT_AUTHOR_DATE="2026-11-22T00:00:00Z" GIT_COMMITTER_DATE="2026-11-22T00:00:00Z"
 
+# Two lines of doc/example.conf.in picked from what Debian's series of the
+# pinned base changes there (not written down, so any base.pin works): a
+# line that only Debian's series adds (a change of it cannot apply to the
+# pristine tarball), and the first line after that block (a change of it
+# has Debian's lines as context: it applies to the pristine tarball only
+# with fuzz).
+tar -xzOf "$dl/$BASE_ORIG_FILE" --wildcards '*/doc/example.conf.in' > "$tmp/pristine.conf" 2>/dev/null
+picks=$(diff -U0 "$tmp/pristine.conf" "$base/doc/example.conf.in" | awk -v f="$base/doc/example.conf.in" '
+	BEGIN { while ((getline l < f) > 0) { n++; line[n] = l; count[l]++ } }
+	/^@@/ && !done {
+		split($3, a, ","); s = substr(a[1], 2) + 0; c = (a[2] == "" ? 1 : a[2] + 0)
+		if (c == 0) next
+		deb = 0
+		for (i = s; i < s + c; i++) if (line[i] ~ /[^[:space:]]/ && count[line[i]] == 1) deb = i
+		after = 0
+		for (i = s + c; i <= n && i < s + c + 3; i++) if (line[i] ~ /[^[:space:]]/) { after = i; break }
+		if (deb && after && count[line[after]] == 1) { print deb, after; done = 1 }
+	}')
+debline=${picks% *} fuzzline=${picks#* }
+[ -n "$picks" ] || { echo "test_upstream_export: Debian's series of the base changes no usable line in doc/example.conf.in"; exit 1; }
+grep -qxF "$(sed -n "${fuzzline}p" "$base/doc/example.conf.in")" "$tmp/pristine.conf" ||
+	{ echo "test_upstream_export: line $fuzzline of doc/example.conf.in is not in the pristine tarball"; exit 1; }
+echo "  (doc/example.conf.in: line $debline only with Debian's series, line $fuzzline after it)"
+# change_line N: append " (changed)" to line N of doc/example.conf.in.
+change_line() {
+	awk -v n="$1" 'NR == n { $0 = $0 " (changed)" } { print }' doc/example.conf.in > "$tmp/ex" &&
+		mv "$tmp/ex" doc/example.conf.in
+}
+
 # A work tree like make src's: the base with Debian's series, then commits.
 cp -a "$base" "$tmp/src"
 cd "$tmp/src" || exit 2
@@ -36,8 +65,8 @@ echo "fork only" >> README.md; entry "Fork only."
 git commit -q -a -m "Fork-only change" -m "Not for upstream." -m "Topic: fork-only"
 printf '\nAlpha one.\n' >> doc/FEATURES; entry "Alpha one."
 git commit -q -a -m "Alpha one" -m "Why alpha. Tested with unit tests." -m "Topic: alpha"
-# This line exists only with Debian's series (CVE-2025-11411.patch).
-sed -i 's/# iter-scrub-promiscuous: yes/# iter-scrub-promiscuous: no/' doc/example.conf.in
+# This line exists only with Debian's series.
+change_line "$debline"
 entry "Needs Debian."
 git commit -q -a -m "Needs Debian's series" -m "Topic: beta"
 printf 'Alpha two.\n' >> doc/FEATURES; entry "Alpha two."
@@ -45,7 +74,7 @@ git commit -q -a -m "Alpha two" -m "More alpha." -m "Topic: alpha"
 sed -i 's/^Alpha two\.$/Alpha two, changed by gamma./' doc/FEATURES; entry "Gamma."
 git commit -q -a -m "Gamma on alpha" -m "Topic: gamma"
 # Its context holds lines of Debian's series: applies to pristine with fuzz.
-sed -i 's/^\t# msec for waiting for an unknown server to reply\./\t# msec to wait for an unknown server to reply./' doc/example.conf.in
+change_line "$fuzzline"
 entry "Delta."
 git commit -q -a -m "Fuzzy delta" -m "Topic: delta"
 printf 'No topic.\n' >> doc/TODO; entry "No topic."

@@ -155,6 +155,35 @@ def ldns_check(path, origin):
     return None
 
 
+def build_preload(tmpdir, source):
+    """Build an LD_PRELOAD shim of testcode (e.g. slowshim.c) into tmpdir;
+    returns the path of the .so."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    so = os.path.join(tmpdir, os.path.splitext(source)[0] + ".so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", so,
+                    os.path.join(here, source), "-ldl"], check=True)
+    return so
+
+
+def thread_wakeups(pid):
+    """{tid: (voluntary context switches, wchan)} of the threads of pid:
+    a thread that waits in its event loop and is woken up, by a timer or
+    a packet, adds one voluntary switch."""
+    out = {}
+    base = "/proc/%d/task" % pid
+    for tid in os.listdir(base):
+        try:
+            with open("%s/%s/status" % (base, tid)) as f:
+                st = f.read()
+            with open("%s/%s/wchan" % (base, tid)) as f:
+                wchan = f.read().strip()
+        except OSError:
+            continue
+        m = re.search(r"^voluntary_ctxt_switches:\s+(\d+)", st, re.M)
+        out[int(tid)] = (int(m.group(1)) if m else 0, wchan)
+    return out
+
+
 class Primary:
     """NSD serving zones from workdir on a free loopback port, providing
     transfers to 127.0.0.1."""

@@ -1,0 +1,48 @@
+#!/bin/sh
+# doc/security-status.md is current: it names the pinned base, its table
+# of unfixed CVEs has BASE_UNFIXED_CVES rows (what unbound -V prints), and,
+# when upstream's repository is here, every CVE id of upstream's
+# doc/Changelog that the base does not name is in the file.
+usage="usage: test_security_status.sh BASEDIR
+  BASEDIR is build/base. UPSTREAM_GIT (default
+  /work/.mirror/NLnetLabs+unbound/repo) is a git copy of upstream's
+  repository; without it the comparison with upstream is skipped (said)."
+
+set -u
+[ $# -eq 1 ] || { echo "$usage" >&2; exit 2; }
+base=$(cd "$1" && pwd) || exit 2
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/pin.sh"
+pin_load "$top/base.pin" || exit 2
+doc=${SECURITY_DOC:-$top/doc/security-status.md}
+up=${UPSTREAM_GIT:-/work/.mirror/NLnetLabs+unbound/repo}
+fails=0
+ok() { echo "  ok: $*"; }
+bad() { echo "  FAIL: $*"; fails=$((fails + 1)); }
+
+grep -qF "$BASE_DEBIAN_VERSION" "$doc" && ok "names the base $BASE_DEBIAN_VERSION" ||
+	bad "$doc does not name the pinned base $BASE_DEBIAN_VERSION"
+rows=$(sed -n '/^## Known unfixed/,/^## /p' "$doc" | grep -c '^| CVE-')
+[ "$rows" -eq "$BASE_UNFIXED_CVES" ] && ok "$rows unfixed CVEs listed, as base.pin says" ||
+	bad "the table lists $rows CVEs, base.pin's BASE_UNFIXED_CVES is $BASE_UNFIXED_CVES"
+grep -q "known upstream CVEs not fixed: $BASE_UNFIXED_CVES " "$doc" && ok "the unbound -V sample says $BASE_UNFIXED_CVES" ||
+	bad "the unbound -V sample in $doc does not say $BASE_UNFIXED_CVES"
+
+if git -C "$up" rev-parse -q --verify master >/dev/null 2>&1; then
+	{ grep -o 'CVE-[0-9]*-[0-9]*' "$base/debian/changelog" "$base/doc/Changelog"
+	  grep -rho 'CVE-[0-9]*-[0-9]*' "$base/debian/patches"; } | sed 's/.*://' | sort -u > "${TMPDIR:-/tmp}/secstat.$$"
+	missing=$(git -C "$up" show master:doc/Changelog | grep -o 'CVE-[0-9]*-[0-9]*' | sort -u |
+		comm -23 - "${TMPDIR:-/tmp}/secstat.$$")
+	rm -f "${TMPDIR:-/tmp}/secstat.$$"
+	n=0 absent=""
+	for c in $missing; do
+		n=$((n + 1))
+		grep -q "$c" "$doc" || absent="$absent $c"
+	done
+	[ -z "$absent" ] && ok "all $n upstream CVEs that the base does not name are accounted for" ||
+		bad "upstream CVEs missing from $doc:$absent"
+else
+	echo "  SKIP: no upstream repository at $up (UPSTREAM_GIT): not compared with upstream's Changelog"
+fi
+[ $fails -eq 0 ] && { echo "test_security_status: ok"; exit 0; }
+echo "test_security_status: $fails check(s) failed"; exit 1
