@@ -23,7 +23,7 @@ STOCK := $(B)/stock
 PATCHLEVEL = $(shell git -C $(SRC) rev-list --count base..HEAD 2>/dev/null || echo unknown)
 
 .PHONY: all deps deps-test rebase-check FORCE base src export-patches fork stock hashbug stock-hashbug build run test \
-	fork-lookup3 fork-tsan fork-asan fork-debug fork-fuzz \
+	fork-lookup3 fork-tsan fork-asan fork-debug fork-fuzz fuzz \
 	upstream-test install clean distclean
 
 all: build
@@ -107,6 +107,14 @@ hashbug: src
 # The same bug in stock, for benchmarks.
 stock-hashbug: base
 	scripts/build-hashbug.sh $(B)/base $(B)/stock-hashbug
+
+# Fuzz each target for FUZZ_SECONDS (default 600) with a new random seed
+# each run, one after the other; make test runs them with a fixed seed.
+fuzz: fork-fuzz fork-asan
+	for t in lruhash_model zonefile_roundtrip zonefile_read; do \
+		FUZZ_SEED= testcode/fuzz/run.sh $(B)/fork-fuzz $$t $${FUZZ_SECONDS:-600} || exit 1; \
+	done
+	/usr/bin/python3 testcode/test_fuzz_config.py $(B)/fork-asan $${FUZZ_SECONDS:-600}
 
 run: build
 	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)

@@ -27,7 +27,9 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILDS = {"stock": ("build/base", "build/stock"), "fork": ("build/src", "build/fork")}
 
 
-def build(label):
+def build(label, prog="lruhash_bench"):
+    """Compile bench/PROG.c against the objects of a build (stock or fork)
+    and return the program's path."""
     src, bld = (os.path.join(TOP, p) for p in BUILDS[label])
     mk = os.path.join(bld, "bench-objs.mk")
     with open(mk, "w") as f:
@@ -40,9 +42,9 @@ def build(label):
     libs = subprocess.run(["make", "-C", bld, "-s", "--no-print-directory", "-f", "Makefile",
                            "-f", mk, "print-libs"], capture_output=True, text=True,
                           check=True).stdout.split()
-    exe = os.path.join(bld, "lruhash_bench")
+    exe = os.path.join(bld, prog)
     subprocess.run(["gcc", "-O2", "-g", "-pthread", "-I" + bld, "-I" + src, "-o", exe,
-                    os.path.join(TOP, "bench", "lruhash_bench.c")] + objs + libs + ["-lm"],
+                    os.path.join(TOP, "bench", prog + ".c")] + objs + libs + ["-lm"],
                    check=True)
     return exe
 

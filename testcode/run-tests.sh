@@ -14,7 +14,8 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   *-lookup3 make fork-lookup3,
   upstream-unit-debug make fork-debug,
   zone-tsan make fork-tsan, zone-oom and fuzz-config make fork-asan,
-  fuzz-* make fork-fuzz; FUZZ_SECONDS, default 60, is each fuzz run) upstream-export check-series deb
+  fuzz-* make fork-fuzz; FUZZ_SECONDS, default 60, is each fuzz run,
+  FUZZ_SEED, default 1, its seed) upstream-export check-series deb
   (deb installs and purges the fork's packages on this machine, as root)
   (default: all). Logs go to build/test/."
 
@@ -38,6 +39,10 @@ mkdir -p "$logs"
 
 # Debian's Python, where python3-dnspython is installed (a python3 earlier
 # on PATH, e.g. from pyenv, may lack it).
+# a fixed seed, so that a fuzz test that fails here fails again with the
+# same tree; make fuzz explores with new seeds
+FUZZ_SEED=${FUZZ_SEED:-1}
+export FUZZ_SEED
 PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)}
 passed=0 failed=0 failed_names=""
 # run NAME CMD...: one test, its output in build/test/NAME.log; the log is
@@ -134,7 +139,7 @@ for t; do
 	fuzz-zonefile-read) run fuzz-zonefile-read "$here/fuzz/run.sh" \
 		"$top/build/fork-fuzz" zonefile_read "${FUZZ_SECONDS:-60}" ;;
 	fuzz-config) run fuzz-config "$PYTHON" "$here/test_fuzz_config.py" \
-		"$top/build/fork-asan" 50 ;;
+		"$top/build/fork-asan" 50 "$FUZZ_SEED" ;;
 	upstream-export) run upstream-export "$here/test_upstream_export.sh" \
 		"$top/build/base" "$top/build/dl" ;;
 	check-series) run check-series "$top/scripts/check-series.sh" --last 3 \

@@ -7,7 +7,9 @@
 usage="usage: run.sh FUZZBUILDDIR TARGET [SECONDS]
   TARGET: lruhash_model zonefile_roundtrip zonefile_read; SECONDS
   default 60. The target is built first (testcode/fuzz/build.sh) when
-  it is missing or older than its sources."
+  it is missing or older than its sources.
+  FUZZ_SEED (environment): libFuzzer's seed, so that a run can be
+  repeated (make test sets 1); unset, a new random seed each run."
 
 set -eu
 [ $# -ge 2 ] && [ $# -le 3 ] || { echo "$usage" >&2; exit 2; }
@@ -38,7 +40,9 @@ export TMPDIR="$work/tmp"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 # upstream UB that is written up (doc/fuzzing.md) is suppressed
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$here/ubsan.supp"
-echo "fuzz $t: $(ls "$seeds" | wc -l) seeds, then $secs s of new inputs"
+seedopt=
+[ -z "${FUZZ_SEED:-}" ] || seedopt=-seed=$FUZZ_SEED
+echo "fuzz $t: $(ls "$seeds" | wc -l) seeds, then $secs s of new inputs${seedopt:+ ($seedopt)}"
 rc=0
 # each seed whole (the fuzzing below cuts inputs at -max_len)
 "$prog" -timeout=60 -rss_limit_mb=2560 -artifact_prefix="$work/" \
@@ -50,11 +54,11 @@ rc=0
 	echo "fuzz $t: a seed FAILED, log $work/seeds.log"
 	exit 1
 }
-"$prog" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2560 \
+"$prog" $seedopt -max_total_time="$secs" -timeout=30 -rss_limit_mb=2560 \
 	-max_len=4096 -len_control=0 -print_final_stats=1 \
 	-artifact_prefix="$work/" "$work/corpus" "$seeds" \
 	> "$work/fuzz.log" 2>&1 || rc=$?
-grep -E '^(zonefile|lruhash|step|stat::number_of_executed_units|Done|#[0-9]+.*DONE)' "$work/fuzz.log" | tail -n 20
+grep -E '^(INFO: Seed|zonefile|lruhash|step|stat::number_of_executed_units|Done|#[0-9]+.*DONE)' "$work/fuzz.log" | tail -n 20
 if [ $rc -ne 0 ]; then
 	grep -E -A30 'ERROR: |runtime error|divergence|round trip:' "$work/fuzz.log" |
 		grep -v '^    #[1-9][0-9]' | head -n 60
