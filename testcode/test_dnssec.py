@@ -20,7 +20,6 @@ usage: test_dnssec.py BUILDDIR"""
 
 import glob
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -31,7 +30,7 @@ import dns.query
 import dns.rcode
 
 from steady import Unbound
-from zonetest import Primary
+from zonetest import Primary, dnssec_keys, sign_zone
 
 ZONE = """$ORIGIN {origin}
 $TTL 3600
@@ -47,13 +46,8 @@ txt IN TXT "signed zone of Unbound Steady's DNSSEC test"
 def sign(workdir, origin, path):
     """Write a KSK and a ZSK for origin into workdir, sign path; returns
     (signed zonefile, KSK .key file)."""
-    keys = []
-    for ksk in (True, False):
-        out = subprocess.run(["ldns-keygen", "-a", "ECDSAP256SHA256"] + (["-k"] if ksk else []) +
-                             [origin], cwd=workdir, capture_output=True, text=True, check=True)
-        keys.append(os.path.join(workdir, out.stdout.strip()))
-    subprocess.run(["ldns-signzone", "-o", origin, path] + keys, cwd=workdir, check=True)
-    return path + ".signed", keys[0] + ".key"
+    keys = dnssec_keys(workdir, origin)
+    return sign_zone(path, origin, keys), keys[0] + ".key"
 
 
 def query(port, name, rdtype="A"):

@@ -2,7 +2,8 @@
 # The zone transfer tests against the fork built with ThreadSanitizer
 # (make fork-tsan): the auth-zone I/O thread applying, swapping in and
 # writing zones while both worker threads answer queries for them, take
-# NOTIFYs and remote control commands. Any ThreadSanitizer report fails.
+# NOTIFYs and remote control commands, and end ZONEMD checks. Any
+# ThreadSanitizer report fails.
 usage="usage: test_zone_tsan.sh TSANBUILDDIR"
 
 set -u
@@ -22,6 +23,9 @@ rc=0
 # the probe limit is for stalls; the sanitizer makes everything slower
 "$PYTHON" "$here/test_zone_stall.py" "$bld" --names 20000 --updates 2 \
 	--rate 300 --limit 1.0 || rc=1
+# ZONEMD: a worker ends the check after the DS lookup while the I/O
+# thread applies an IXFR of the zone
+"$PYTHON" "$here/test_zone_zonemd.py" "$bld" --names 20000 || rc=1
 reports=$(ls "$logs" | wc -l)
 if [ "$reports" -ne 0 ]; then
 	echo "ThreadSanitizer reports:"

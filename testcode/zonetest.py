@@ -155,6 +155,89 @@ def ldns_check(path, origin):
     return None
 
 
+def dnssec_keys(workdir, origin):
+    """Make a KSK and a ZSK (ECDSA P-256) for origin in workdir with
+    ldns-keygen; returns their file names without .key/.private, KSK
+    first."""
+    keys = []
+    for ksk in (True, False):
+        out = subprocess.run(["ldns-keygen", "-a", "ECDSAP256SHA256"] + (["-k"] if ksk else []) +
+                             [origin], cwd=workdir, capture_output=True, text=True, check=True)
+        keys.append(os.path.join(workdir, out.stdout.strip()))
+    return keys
+
+
+def sign_zone(path, origin, keys, zonemd=False, expire=None):
+    """Sign the zonefile path with ldns-signzone (NSEC), with a ZONEMD
+    (SIMPLE, SHA384) if zonemd, with signatures that expire expire
+    seconds from now if given (ldns-signzone's default is 4 weeks);
+    returns the signed file's path."""
+    opts = ["-z", "1:1"] if zonemd else []
+    if expire is not None:
+        opts += ["-e", time.strftime("%Y%m%d%H%M%S", time.gmtime(time.time() + expire))]
+    subprocess.run(["ldns-signzone"] + opts + ["-o", origin, path] + keys,
+                   cwd=os.path.dirname(path), check=True)
+    return path + ".signed"
+
+
+class SignedDelegation:
+    """A signed parent zone and a signed child zone with a ZONEMD, for
+    ZONEMD checks below a trust anchor: the parent's keys, its zonefile
+    (with the child's DS) and the child's keys are made in workdir;
+    child_zonefile() writes a new serial of the child, signed."""
+
+    def __init__(self, workdir, parent="example.", child="sec.example.", names=1000):
+        self.dir = os.path.abspath(workdir)
+        os.makedirs(self.dir, exist_ok=True)
+        self.parent, self.child, self.names = parent, child, names
+        self.pkeys = dnssec_keys(self.dir, parent)
+        self.ckeys = dnssec_keys(self.dir, child)
+        self.anchor = self.pkeys[0] + ".key"
+        ds = subprocess.run(["ldns-key2ds", "-n", "-2", self.ckeys[0] + ".key"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+        label = child[:-len(parent) - 1]
+        path = os.path.join(self.dir, "parent.unsigned")
+        with open(path, "w") as f:
+            f.write("$ORIGIN %s\n$TTL 3600\n"
+                    "@ IN SOA ns.%s hostmaster.%s 1 3600 600 86400 300\n"
+                    "@ IN NS ns\nns IN A 127.0.0.1\n"
+                    "%s IN NS ns.%s\nns.%s IN A 127.0.0.1\n%s\n"
+                    % (parent, parent, parent, label, label, label, ds))
+        self.parent_signed = sign_zone(path, parent, self.pkeys)
+
+    def child_zonefile(self, serial, dest, expire=None):
+        """Write serial of the child, signed with a ZONEMD, to dest: names
+        h0..hN with an A record 10.<serial>.x.y, and a TXT with the
+        serial; signatures expire in expire seconds if given."""
+        c = self.child
+        out = ["$ORIGIN %s\n$TTL 3600\n" % c,
+               "@ IN SOA ns.%s hostmaster.%s %d 3600 600 86400 300\n" % (c, c, serial),
+               "@ IN NS ns\nns IN A 127.0.0.1\n",
+               "serial IN TXT \"%d\"\n" % serial]
+        for i in range(self.names):
+            out.append("h%d IN A 10.%d.%d.%d\n" % (i, serial % 256, (i >> 8) & 255, i & 255))
+        path = os.path.join(self.dir, "child.unsigned")
+        with open(path, "w") as f:
+            f.write("".join(out))
+        os.replace(sign_zone(path, c, self.ckeys, zonemd=True, expire=expire), dest)
+
+    def secondary_conf(self, conf, parent_port):
+        """Change a Secondary's config for the child: the validator (with
+        the parent's KSK as trust anchor), zonemd-check: yes, and a stub
+        for the parent at parent_port."""
+        with open(conf) as f:
+            text = f.read()
+        text = text.replace("\tmodule-config: \"iterator\"\n",
+                            "\tmodule-config: \"validator iterator\"\n"
+                            "\ttrust-anchor-file: \"%s\"\n" % self.anchor)
+        text = text.replace("\tname: \"%s\"\n" % self.child,
+                            "\tname: \"%s\"\n\tzonemd-check: yes\n" % self.child)
+        text += "stub-zone:\n\tname: \"%s\"\n\tstub-addr: 127.0.0.1@%d\n" % (
+            self.parent, parent_port)
+        with open(conf, "w") as f:
+            f.write(text)
+
+
 def build_preload(tmpdir, source):
     """Build an LD_PRELOAD shim of testcode (e.g. slowshim.c) into tmpdir;
     returns the path of the .so."""

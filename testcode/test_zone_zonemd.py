@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""ZONEMD of a signed secondary zone below a trust anchor, with an IXFR
+that arrives while the DS lookup of the ZONEMD check is under way.
+testcode/test_zone_tsan.sh runs it against the fork built with
+ThreadSanitizer, so that the worker that ends the check after the
+lookup, and the auth-zone I/O thread that copies and applies the IXFR,
+run at once; any sanitizer report fails that test. (That the check no
+longer writes the zone's data is shown by testcode/unitzonemd.c: this
+run did not get a report for that write either before the fix.)
+
+- example. is signed (ldns-signzone) and served by NSD; its KSK is the
+  trust anchor; it delegates sec.example. with a DS.
+- sec.example. (--names names, signed, with a ZONEMD, the signatures
+  expiring within the TTL) is served by Knot, which answers IXFR from
+  its journal; unbound is its secondary with zonemd-check: yes. The
+  check verifies the zone's DNSKEY with the DS, which it looks up through
+  the validator and iterator at the stub for example.: a proxy in front
+  of NSD that holds DS queries until the test lets them go.
+- Serial 1 is transferred; its check waits for the DS lookup, which the
+  proxy holds. Serial 2 is loaded into Knot and NOTIFYd; --release-delay
+  seconds after Knot has sent the IXFR, the DS queries go on.
+- Then serial 2 must be served and written, the DS lookup answered, a
+  name of serial 2 must answer after the checks (a failed check expires
+  the zone), no ZONEMD failure logged, and unbound must stop cleanly.
+- With --io-check (verbosity 4), the log must show that the check after
+  the lookup, with its hash of the zone, ran on the auth-zone I/O thread
+  (the thread that writes the zonefiles), not on a worker; then serial 3
+  is served with a ZONEMD digest that is wrong (its signature too): the
+  check on the I/O thread must fail, and the zone must answer SERVFAIL.
+
+usage: test_zone_zonemd.py BUILDDIR [--names N] [--release-delay S]
+       [--io-check] [--show-log]"""
+
+import argparse
+import os
+import re
+import socket
+import sys
+import tempfile
+import threading
+import time
+
+import dns.message
+import dns.query
+import dns.rcode
+import dns.rdatatype
+
+from steady import free_port
+from zonetest import (KnotPrimary, Primary, Secondary, SignedDelegation,
+                      file_serial, notify, verdict)
+
+PARENT = "example."
+ZONE = "sec.example."
+
+
+class HoldProxy:
+    """UDP proxy on loopback in front of a name server; DS queries are
+    held until release() (the other queries are passed on at once)."""
+
+    def __init__(self, server_port):
+        self.server = ("127.0.0.1", server_port)
+        self.port = free_port()
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", self.port))
+        self.sock.settimeout(0.2)
+        self.held = []
+        self.hold = True
+        self.ds_queries = 0
+        self.ds_answered = 0
+        self.lock = threading.Lock()
+        self.stopped = False
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def forward(self, data, addr):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(2)
+            s.sendto(data, self.server)
+            try:
+                answer = s.recv(65535)
+            except socket.timeout:
+                return False
+        self.sock.sendto(answer, addr)
+        return True
+
+    def loop(self):
+        while not self.stopped:
+            try:
+                data, addr = self.sock.recvfrom(65535)
+            except socket.timeout:
+                continue
+            try:
+                ds = dns.message.from_wire(data).question[0].rdtype == dns.rdatatype.DS
+            except Exception:
+                ds = False
+            with self.lock:
+                if ds:
+                    self.ds_queries += 1
+                    if self.hold:
+                        self.held.append((data, addr))
+                        continue
+            if self.forward(data, addr) and ds:
+                self.ds_answered += 1
+
+    def release(self):
+        with self.lock:
+            self.hold = False
+            held, self.held = self.held, []
+        for data, addr in held:
+            if self.forward(data, addr):
+                self.ds_answered += 1
+
+    def stop(self):
+        self.stopped = True
+        self.thread.join()
+        self.sock.close()
+
+
+def wait_for(cond, timeout, step=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(step)
+    return False
+
+
+def log_threads(log, text):
+    """The thread numbers of the log lines that contain text."""
+    return {m.group(1) for m in re.finditer(r"unbound\[\d+:(\d+)\] [a-z]+: .*%s" %
+                                          re.escape(text), log)}
+
+
+def io_thread_checks(ub, knot, zones, check):
+    """The ZONEMD checks after the lookups ran on the I/O thread; a wrong
+    ZONEMD, checked there, expires the zone."""
+    log = ub.read_log()
+    io = log_threads(log, "write zonefile")
+    done = log_threads(log, "auth zone %s ZONEMD verification successful" % ZONE)
+    check(len(io) == 1 and done and done <= io,
+          "the ZONEMD checks after the lookup ran on the I/O thread (threads %s, "
+          "the I/O thread %s)" % (sorted(done), sorted(io)))
+    path = knot.zonefile(ZONE)
+    zones.child_zonefile(3, path, expire=1800)
+    with open(path) as f:
+        lines = f.read().splitlines()
+    # change the digest: its last hex digit
+    n = [i for i, line in enumerate(lines) if "\tZONEMD\t" in line and "RRSIG" not in line]
+    check(len(n) == 1, "one ZONEMD line in serial 3")
+    lines[n[0]] = lines[n[0]][:-1] + ("0" if lines[n[0]][-1] != "0" else "1")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    knot.reload({ZONE: 3})
+    notify(ub.port, ZONE)
+
+    def servfail():
+        q = dns.message.make_query("h1.%s" % ZONE, "A")
+        try:
+            r = dns.query.udp(q, "127.0.0.1", port=ub.port, timeout=2)
+        except Exception:
+            return False
+        return r.rcode() == dns.rcode.SERVFAIL
+    check(wait_for(servfail, 60), "the zone with the wrong ZONEMD answers SERVFAIL")
+    failed = log_threads(ub.read_log(), "auth zone %s: ZONEMD verification failed" % ZONE)
+    check(failed and failed <= io, "the failed check ran on the I/O thread (threads %s)"
+          % sorted(failed))
+
+
+def main():
+    ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
+    ap.add_argument("build")
+    ap.add_argument("--names", type=int, default=20000)
+    ap.add_argument("--release-delay", type=float, default=0.3)
+    ap.add_argument("--io-check", action="store_true")
+    ap.add_argument("--show-log", action="store_true")
+    a = ap.parse_args()
+    build = os.path.abspath(a.build)
+    fails = []
+
+    def check(ok, what):
+        print("%s: %s" % ("ok" if ok else "FAIL", what), flush=True)
+        if not ok:
+            fails.append(what)
+
+    with tempfile.TemporaryDirectory(prefix="steady-zonemd-") as d:
+        knot = KnotPrimary(os.path.join(d, "knot"), [ZONE])
+        nsd = Primary(os.path.join(d, "nsd"), [PARENT])
+        zones = SignedDelegation(os.path.join(d, "keys"), PARENT, ZONE, a.names)
+        os.replace(zones.parent_signed, nsd.zonefile(PARENT))
+        # signatures that expire before the TTL of 3600: the check's
+        # validation lowers the TTL of what it verifies to that
+        zones.child_zonefile(1, knot.zonefile(ZONE), expire=1800)
+        nsd.start({PARENT: 1})
+        knot.start({ZONE: 1})
+        proxy = HoldProxy(nsd.port)
+        ub = Secondary(build, os.path.join(d, "unbound"), knot.port, [ZONE],
+                       verbosity=4 if a.show_log or a.io_check else 1)
+        zones.secondary_conf(ub.conf, proxy.port)
+        rc = None
+        try:
+            ub.start()
+            check(ub.wait_serial(ZONE, 1, timeout=120),
+                  "serial 1 transferred and written (served %s)" % ub.serial(ZONE))
+            check(wait_for(lambda: proxy.ds_queries > 0, 30),
+                  "the ZONEMD check looks up the DS (%d queries held)" % proxy.ds_queries)
+            zones.child_zonefile(2, knot.zonefile(ZONE), expire=1800)
+            knot.reload({ZONE: 2})
+            klog = os.path.join(knot.dir, "knot.log")
+            done = re.compile(r"IXFR, outgoing.*(finished|completed)")
+
+            def ixfr_sent():
+                with open(klog, errors="replace") as f:
+                    return any(done.search(line) for line in f)
+            notify(ub.port, ZONE)
+            check(wait_for(ixfr_sent, 60), "Knot sent the IXFR of serial 2")
+            time.sleep(a.release_delay)
+            proxy.release()
+            check(ub.wait_serial(ZONE, 2, timeout=120),
+                  "serial 2 applied and written (served %s, file %s)" % (
+                      ub.serial(ZONE), file_serial(ub.zonefile(ZONE))))
+            check(wait_for(lambda: proxy.ds_answered > 0, 30),
+                  "the DS lookup was answered (%d)" % proxy.ds_answered)
+            # time for the check of serial 2, then the zone must answer
+            time.sleep(2)
+            q = dns.message.make_query("h1.%s" % ZONE, "A")
+            r = dns.query.udp(q, "127.0.0.1", port=ub.port, timeout=5)
+            check(any("10.2.0.1" in rr.to_text() for rr in r.answer),
+                  "h1.%s answers from serial 2 after the ZONEMD checks: %s" % (
+                      ZONE, [rr.to_text() for rr in r.answer] or dns.rcode.to_text(r.rcode())))
+            check("ZONEMD verification failed" not in ub.read_log(),
+                  "no ZONEMD verification failure logged")
+            if a.io_check:
+                io_thread_checks(ub, knot, zones, check)
+        finally:
+            rc = ub.stop()
+            proxy.stop()
+            knot.stop()
+            nsd.stop()
+        check(rc == 0, "unbound exit status %s" % rc)
+        if fails or a.show_log:
+            log = ub.read_log()
+            print("\n".join(line for line in log.splitlines()
+                            if "zonemd" in line.lower() or "TTL" in line)[-3000:])
+            if fails:
+                print(log[-3000:])
+    return verdict(fails, "zone-zonemd")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
