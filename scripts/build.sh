@@ -8,7 +8,8 @@ usage="usage: build.sh SRCDIR BUILDDIR
   STEADY_PATCHLEVEL  fork patch level shown by unbound -V (fork builds; these
                    also get the base and its unfixed CVE count from base.pin)
   EXTRA_CFLAGS     appended to Debian's CFLAGS (e.g. sanitizers)
-  JOBS             parallel make jobs (default: number of CPUs)"
+  JOBS             parallel make jobs (default: number of CPUs)
+  FLEX, BISON      the lexer and parser generators (default flex, bison)"
 
 set -eu
 [ $# -eq 2 ] || { echo "$usage" >&2; exit 2; }
@@ -17,6 +18,13 @@ mkdir -p "$2"
 bld=$(cd "$2" && pwd)
 die() { echo "build: error: $*" >&2; exit 1; }
 [ -x "$src/configure" ] || die "$src has no configure script"
+# The lexer and parser of the config file are generated from the tree's
+# configlexer.lex and configparser.y (below), which the patches change:
+# without flex and bison, make would compile the tarball's old ones,
+# which do not know the fork's options. FLEX and BISON name other tools.
+for tool in "${FLEX:-flex}" "${BISON:-bison}"; do
+	command -v "$tool" >/dev/null 2>&1 || die "$tool is not installed; it generates the config file parser from util/configlexer.lex and util/configparser.y (apt-get install flex bison, or scripts/install-deps.sh)"
+done
 
 # Debian's daemon build (debian/rules, first build), with the machine's
 # Debian build flags. The paths an operator's config and scripts rely on

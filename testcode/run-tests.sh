@@ -4,11 +4,12 @@
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors
   base-change rebase-check deb-version security-status readme-facts
+  build-noparser
   deps-listen deps-listen-proof smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
-  zone-reload zone-zonemd zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  zone-reload zone-zonemd zone-url zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof make stock,
   *-lookup3 make fork-lookup3,
@@ -29,11 +30,12 @@ logs=$top/build/test
 mkdir -p "$logs"
 [ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors \
 	base-change rebase-check deb-version security-status readme-facts \
+	build-noparser \
 	deps-listen deps-listen-proof smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
-	zone-reload zone-zonemd zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
+	zone-reload zone-zonemd zone-url zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
 	upstream-export check-series deb
 
@@ -87,6 +89,7 @@ for t; do
 	deb-version) run deb-version "$here/test_deb_version.sh" ;;
 	security-status) run security-status "$here/test_security_status.sh" "$top/build/base" ;;
 	readme-facts) run readme-facts "$here/test_readme_facts.sh" "$top/build/src" ;;
+	build-noparser) run build-noparser "$here/test_build_noparser.sh" "$top/build/src" ;;
 	deps-listen) run deps-listen env PYTHON="$PYTHON" "$here/test_deps_listen.sh" ;;
 	deps-listen-proof) run deps-listen-proof env PYTHON="$PYTHON" "$here/test_deps_listen.sh" --proof ;;
 	smoke) run smoke "$PYTHON" "$here/test_smoke.py" "$bld" ;;
@@ -128,6 +131,7 @@ for t; do
 	zone-reload) run zone-reload "$PYTHON" "$here/test_zone_reload.py" "$bld" ;;
 	zone-zonemd) run zone-zonemd "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
 		--io-check ;;
+	zone-url) run zone-url "$PYTHON" "$here/test_zone_url.py" "$bld" ;;
 	zone-valgrind) run zone-valgrind "$PYTHON" "$here/test_zone_shutdown.py" "$bld" --valgrind ;;
 	zone-stall) run zone-stall "$PYTHON" "$here/test_zone_stall.py" "$bld" ;;
 	zone-stall-proof) run zone-stall-proof "$PYTHON" "$here/test_zone_stall.py" "$bld" \
