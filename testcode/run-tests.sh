@@ -9,7 +9,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
-  zone-reload zone-zonemd zone-url zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  zone-reload zone-zonemd zone-url zone-rpz zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof make stock,
   *-lookup3 make fork-lookup3,
@@ -35,7 +35,7 @@ mkdir -p "$logs"
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
-	zone-reload zone-zonemd zone-url zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
+	zone-reload zone-zonemd zone-url zone-rpz zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
 	upstream-export check-series deb
 
@@ -132,6 +132,7 @@ for t; do
 	zone-zonemd) run zone-zonemd "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
 		--io-check ;;
 	zone-url) run zone-url "$PYTHON" "$here/test_zone_url.py" "$bld" ;;
+	zone-rpz) run zone-rpz "$PYTHON" "$here/test_zone_rpz.py" "$bld" ;;
 	zone-valgrind) run zone-valgrind "$PYTHON" "$here/test_zone_shutdown.py" "$bld" --valgrind ;;
 	zone-stall) run zone-stall "$PYTHON" "$here/test_zone_stall.py" "$bld" ;;
 	zone-stall-proof) run zone-stall-proof "$PYTHON" "$here/test_zone_stall.py" "$bld" \
