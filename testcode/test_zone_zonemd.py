@@ -2,11 +2,12 @@
 """ZONEMD of a signed secondary zone below a trust anchor, with an IXFR
 that arrives while the DS lookup of the ZONEMD check is under way.
 testcode/test_zone_tsan.sh runs it against the fork built with
-ThreadSanitizer, so that the worker that ends the check after the
-lookup, and the auth-zone I/O thread that copies and applies the IXFR,
-run at once; any sanitizer report fails that test. (That the check no
-longer writes the zone's data is shown by testcode/unitzonemd.c: this
-run did not get a report for that write either before the fix.)
+ThreadSanitizer, so that the worker that verifies the zone's DNSKEY after
+the lookup, and the auth-zone I/O thread that copies and applies the IXFR
+and then checks the rest, run at once; any sanitizer report fails that
+test. (That the check no longer writes the zone's data is shown by
+testcode/unitzonemd.c: this run did not get a report for that write
+either before the fix.)
 
 - example. is signed (ldns-signzone) and served by NSD; its KSK is the
   trust anchor; it delegates sec.example. with a DS.
