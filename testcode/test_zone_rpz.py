@@ -20,13 +20,13 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 
 import dns.message
 import dns.query
 import dns.rcode
 
-from zonetest import KnotPrimary, Secondary, file_serial, notify, verdict
+from zonetest import (KnotPrimary, Secondary, checker, file_serial, notify, verdict,
+                      wait_for)
 
 ZONE = "rpz.example."
 UPSTREAM = "test."
@@ -48,15 +48,6 @@ def rpz_text(serial, phase, names):
     return "".join(out)
 
 
-def wait_for(cond, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def rcode(port, name):
     q = dns.message.make_query(name, "A")
     try:
@@ -72,12 +63,7 @@ def main():
     ap.add_argument("--names", type=int, default=2000)
     a = ap.parse_args()
     build = os.path.abspath(a.build)
-    fails = []
-
-    def check(ok, what):
-        print("%s: %s" % ("ok" if ok else "FAIL", what), flush=True)
-        if not ok:
-            fails.append(what)
+    fails, check = checker()
 
     with tempfile.TemporaryDirectory(prefix="steady-rpz-") as d:
         knot = KnotPrimary(os.path.join(d, "knot"), [ZONE, UPSTREAM])

@@ -14,13 +14,12 @@ import os
 import sys
 import tempfile
 import threading
-import time
 
 import dns.message
 import dns.query
 
 from steady import free_port
-from zonetest import Secondary, verdict
+from zonetest import Secondary, checker, verdict, wait_for
 
 ZONE = "url.example."
 
@@ -49,12 +48,7 @@ def main():
         print(__doc__.split("usage: ")[1], file=sys.stderr)
         return 2
     build = os.path.abspath(sys.argv[1])
-    fails = []
-
-    def check(ok, what):
-        print("%s: %s" % ("ok" if ok else "FAIL", what), flush=True)
-        if not ok:
-            fails.append(what)
+    fails, check = checker()
 
     with tempfile.TemporaryDirectory(prefix="steady-url-") as d:
         www = os.path.join(d, "www")
@@ -98,9 +92,7 @@ def main():
                                     return f.read()
                             except OSError:
                                 return ""
-                        deadline = time.monotonic() + 30
-                        while zonefile() != want and time.monotonic() < deadline:
-                            time.sleep(0.05)
+                        wait_for(lambda: zonefile() == want, 30)
                         got = zonefile()
                         check(got == want, "%s: the zonefile of serial %d is the download "
                               "as it was served (%d bytes, served %d)" % (

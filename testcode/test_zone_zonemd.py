@@ -48,7 +48,7 @@ import dns.rdatatype
 
 from steady import free_port
 from zonetest import (KnotPrimary, Primary, Secondary, SignedDelegation,
-                      file_serial, notify, verdict)
+                      checker, file_serial, notify, verdict, wait_for)
 
 PARENT = "example."
 ZONE = "sec.example."
@@ -117,15 +117,6 @@ class HoldProxy:
         self.sock.close()
 
 
-def wait_for(cond, timeout, step=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(step)
-    return False
-
-
 def log_threads(log, text):
     """The thread numbers of the log lines that contain text."""
     return {m.group(1) for m in re.finditer(r"unbound\[\d+:(\d+)\] [a-z]+: .*%s" %
@@ -176,12 +167,7 @@ def main():
     ap.add_argument("--show-log", action="store_true")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
-    fails = []
-
-    def check(ok, what):
-        print("%s: %s" % ("ok" if ok else "FAIL", what), flush=True)
-        if not ok:
-            fails.append(what)
+    fails, check = checker()
 
     with tempfile.TemporaryDirectory(prefix="steady-zonemd-") as d:
         knot = KnotPrimary(os.path.join(d, "knot"), [ZONE])

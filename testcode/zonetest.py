@@ -135,6 +135,28 @@ def check_zonefile(path, origin, nrecords, pairs=False):
     return serial, None
 
 
+def checker():
+    """A test's list of failures, and check(ok, what), which prints an
+    ok or FAIL line for what and adds what to the list when not ok."""
+    fails = []
+
+    def check(ok, what):
+        print("%s: %s" % ("ok" if ok else "FAIL", what), flush=True)
+        if not ok:
+            fails.append(what)
+    return fails, check
+
+
+def wait_for(cond, timeout, step=0.05):
+    """Call cond until it is true (True) or timeout seconds passed (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(step)
+    return False
+
+
 def verdict(fails, what):
     """Print a test's failures and its closing line; returns its exit
     code."""
