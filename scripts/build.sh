@@ -9,7 +9,8 @@ usage="usage: build.sh SRCDIR BUILDDIR
                    also get the base and its unfixed CVE count from base.pin)
   EXTRA_CFLAGS     appended to Debian's CFLAGS (e.g. sanitizers)
   JOBS             parallel make jobs (default: number of CPUs)
-  FLEX, BISON      the lexer and parser generators (default flex, bison)"
+  FLEX, BISON      the names checked for the lexer and parser generators
+                   (default flex, bison); configure picks what it runs"
 
 set -eu
 [ $# -eq 2 ] || { echo "$usage" >&2; exit 2; }
@@ -21,7 +22,8 @@ die() { echo "build: error: $*" >&2; exit 1; }
 # The lexer and parser of the config file are generated from the tree's
 # configlexer.lex and configparser.y (below), which the patches change:
 # without flex and bison, make would compile the tarball's old ones,
-# which do not know the fork's options. FLEX and BISON name other tools.
+# which do not know the fork's options. FLEX and BISON change the names
+# checked (the test of this check uses names that do not exist).
 for tool in "${FLEX:-flex}" "${BISON:-bison}"; do
 	command -v "$tool" >/dev/null 2>&1 || die "$tool is not installed; it generates the config file parser from util/configlexer.lex and util/configparser.y (apt-get install flex bison, or scripts/install-deps.sh)"
 done
