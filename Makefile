@@ -23,7 +23,7 @@ STOCK := $(B)/stock
 PATCHLEVEL = $(shell git -C $(SRC) rev-list --count base..HEAD 2>/dev/null || echo unknown)
 
 .PHONY: all deps deps-test rebase-check FORCE base src export-patches fork stock hashbug stock-hashbug build run test \
-	fork-lookup3 fork-tsan fork-asan fork-debug fork-fuzz fuzz \
+	fork-lookup3 fork-tsan fork-asan fork-debug fork-fuzz fuzz soak \
 	upstream-test install clean distclean
 
 all: build
@@ -79,10 +79,11 @@ fork-tsan: src
 	STEADY_PATCHLEVEL=$(PATCHLEVEL) EXTRA_CFLAGS="-fsanitize=thread -O1 -g" \
 		EXTRA_LDFLAGS="-fsanitize=thread" scripts/build.sh $(SRC) $(B)/fork-tsan
 
-# The fork under AddressSanitizer (out of memory during zone writes).
+# The fork under AddressSanitizer and UndefinedBehaviorSanitizer (out of
+# memory during zone writes, config fuzzing, the soak).
 fork-asan: src
-	STEADY_PATCHLEVEL=$(PATCHLEVEL) EXTRA_CFLAGS="-fsanitize=address -fno-omit-frame-pointer -O1 -g" \
-		EXTRA_LDFLAGS="-fsanitize=address" scripts/build.sh $(SRC) $(B)/fork-asan
+	STEADY_PATCHLEVEL=$(PATCHLEVEL) EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -O1 -g" \
+		EXTRA_LDFLAGS="-fsanitize=address,undefined" scripts/build.sh $(SRC) $(B)/fork-asan
 
 # The fork built with clang for libFuzzer (coverage instrumentation,
 # AddressSanitizer, UndefinedBehaviorSanitizer), and the fuzz targets
@@ -115,6 +116,13 @@ fuzz: fork-fuzz fork-asan
 		FUZZ_SEED= testcode/fuzz/run.sh $(B)/fork-fuzz $$t $${FUZZ_SECONDS:-600} || exit 1; \
 	done
 	/usr/bin/python3 testcode/test_fuzz_config.py $(B)/fork-asan $${FUZZ_SECONDS:-600}
+
+# Everything at once for DURATION seconds (default 1800) against the fork
+# with AddressSanitizer and UndefinedBehaviorSanitizer (testcode/soak.py);
+# make test runs 180 s of it. The result goes to $(B)/soak.md.
+soak: deps-test fork-asan
+	/usr/bin/python3 testcode/soak.py $(B)/fork-asan --duration $${DURATION:-1800} \
+		--report $(B)/soak.md
 
 run: build
 	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)

@@ -14,6 +14,9 @@
  * A NAME that starts with "%r." gets a new random first label for every
  * query (a cache miss each, as dnsperf's udp-random).
  *
+ * SIGTERM ends the run early, as if SECONDS were over: the outstanding
+ * queries get their timeout, then the summary and FILE are written.
+ *
  * usage: dnsprobe -p PORT -q NAME [-s ADDR] [-r RATE] [-n SOCKETS]
  *                 [-d SECONDS] [-t TIMEOUT_MS] [-o FILE]
  */
@@ -21,6 +24,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,17 @@
 
 /** the most source ports */
 #define MAX_SOCKS 128
+
+/** set by SIGTERM: end the run now */
+static volatile sig_atomic_t stop_now = 0;
+
+/** SIGTERM handler */
+static void
+on_sigterm(int sig)
+{
+	(void)sig;
+	stop_now = 1;
+}
 
 /** one query */
 struct query {
@@ -174,6 +189,7 @@ main(int argc, char** argv)
 		return 1;
 	}
 	interval = (int64_t)(1e9 / rate);
+	signal(SIGTERM, on_sigterm);
 	start = now_ns();
 	end = start + (int64_t)(seconds * 1e9);
 	next = start;
@@ -181,6 +197,8 @@ main(int argc, char** argv)
 	while(1) {
 		int64_t wait;
 		t = now_ns();
+		if(stop_now && t < end)
+			end = t;
 		while(t < end && next <= t && nq < maxq) {
 			s = (int)(nq % (size_t)nsock);
 			ids[s]++;

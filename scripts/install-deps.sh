@@ -24,9 +24,10 @@ python3-dev swig python3 bind9-dnsutils dns-root-data"
 # fast; dpkg-repack lets the deb test put back a libunbound8 it replaces;
 # clang builds the libFuzzer targets (make fork-fuzz); locales for
 # upstream's locale test; valgrind for zone-valgrind; prometheus for
-# promtool (test monitoring; its service is kept from starting).
+# promtool (test monitoring; its service is kept from starting); strace
+# counts unbound's system calls (control-lines).
 test_pkgs="libcmocka-dev clang python3-dnspython ldnsutils nsd knot dnsperf
-rsync procps ccache dpkg-repack locales valgrind prometheus"
+rsync procps ccache dpkg-repack locales valgrind prometheus strace"
 
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }

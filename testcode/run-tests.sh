@@ -9,12 +9,14 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
-  zone-reload zone-zonemd zone-url zone-rpz zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  zone-reload zone-zonemd zone-url zone-rpz zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  control-lines soak
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof make stock,
   *-lookup3 make fork-lookup3,
   upstream-unit-debug make fork-debug,
-  zone-tsan make fork-tsan, zone-oom and fuzz-config make fork-asan,
+  zone-tsan make fork-tsan, zone-oom, soak and fuzz-config make fork-asan;
+  SOAK_SECONDS, default 180, is the soak's length,
   fuzz-* make fork-fuzz; FUZZ_SECONDS, default 60, is each fuzz run,
   FUZZ_SEED, default 1, its seed) upstream-export check-series deb
   (deb installs and purges the fork's packages on this machine, as root)
@@ -35,7 +37,8 @@ mkdir -p "$logs"
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
-	zone-reload zone-zonemd zone-url zone-rpz zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
+	zone-reload zone-zonemd zone-url zone-rpz zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
+	control-lines soak \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
 	upstream-export check-series deb
 
@@ -133,12 +136,16 @@ for t; do
 		--io-check ;;
 	zone-url) run zone-url "$PYTHON" "$here/test_zone_url.py" "$bld" ;;
 	zone-rpz) run zone-rpz "$PYTHON" "$here/test_zone_rpz.py" "$bld" ;;
+	zone-notify) run zone-notify "$PYTHON" "$here/test_zone_notify.py" "$bld" ;;
 	zone-valgrind) run zone-valgrind "$PYTHON" "$here/test_zone_shutdown.py" "$bld" --valgrind ;;
 	zone-stall) run zone-stall "$PYTHON" "$here/test_zone_stall.py" "$bld" ;;
 	zone-stall-proof) run zone-stall-proof "$PYTHON" "$here/test_zone_stall.py" "$bld" \
 		--io-thread no --expect-stall --updates 1 ;;
 	zone-tsan) run zone-tsan "$here/test_zone_tsan.sh" "$top/build/fork-tsan" ;;
 	zone-oom) run zone-oom "$PYTHON" "$here/test_zone_oom.py" "$top/build/fork-asan" ;;
+	control-lines) run control-lines "$PYTHON" "$here/test_control_lines.py" "$bld" ;;
+	soak) run soak "$PYTHON" "$here/soak.py" "$top/build/fork-asan" \
+		--duration "${SOAK_SECONDS:-180}" ;;
 	fuzz-lruhash) run fuzz-lruhash "$here/fuzz/run.sh" "$top/build/fork-fuzz" \
 		lruhash_model "${FUZZ_SECONDS:-60}" ;;
 	fuzz-zonefile-roundtrip) run fuzz-zonefile-roundtrip "$here/fuzz/run.sh" \

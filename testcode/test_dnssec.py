@@ -18,7 +18,6 @@ runs with each cache hash build (build/fork: XXH3, build/fork-lookup3).
 
 usage: test_dnssec.py BUILDDIR"""
 
-import glob
 import os
 import sys
 import tempfile

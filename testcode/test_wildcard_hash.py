@@ -11,7 +11,6 @@ reintroduced and the guard on). --guard no: run with
 hash-integrity-check: no."""
 
 import argparse
-import os
 import random
 import select
 import socket

@@ -16,7 +16,9 @@ Over each --window seconds, the worker threads (the threads that wait in
 epoll, not the I/O thread) must not be woken up more than --max-wakeups
 times (voluntary context switches, /proc/PID/task/TID/status); a worker
 that polls every 10 ms is woken up 100 times a second. Afterwards the
-small zone must be served with its new serial and the reload answer ok.
+small zone must be served with its new serial and the reload answer ok:
+the reload runs after the apply, while the small zone's zonefile write
+is still queued, and must not read the older zonefile back.
 
 usage: test_zone_notify.py BUILDDIR [--write-sec S] [--window S]
                            [--max-wakeups N]"""
@@ -28,8 +30,8 @@ import sys
 import tempfile
 import time
 
-from zonetest import (Primary, Secondary, build_preload, notify, verdict,
-                      thread_wakeups, write_zone)
+from zonetest import (Primary, Secondary, build_preload, file_serial, notify,
+                      verdict, thread_wakeups, write_zone)
 
 BIG, SMALL = "big.example.", "small.example."
 NBIG, NSMALL = 20000, 10
@@ -131,7 +133,8 @@ def main():
             if out.strip() != "ok":
                 fails.append("auth_zone_reload answered %r" % out.strip())
             if not sec.wait_serial(SMALL, 2, timeout=30, on_disk=False):
-                fails.append("%s: serial 2 not served" % SMALL)
+                fails.append("%s: serial 2 not served (served %s, on disk %s)" % (
+                    SMALL, sec.serial(SMALL), file_serial(sec.zonefile(SMALL))))
             print("%s serial 2 served %.2f s after the write was let go" % (
                 SMALL, time.monotonic() - t0))
             if sec.stop() != 0:

@@ -13,7 +13,6 @@ usage: test_zone_shutdown.py BUILDDIR [--io-thread yes|no] [--valgrind]"""
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time

@@ -36,7 +36,7 @@ import time
 import dns.message
 import dns.query
 
-from zonetest import (Primary, Secondary, check_zonefile, file_serial,
+from zonetest import (Primary, Secondary, check_zonefile,
                       notify, write_zone)
 
 ZONE = "example.net."

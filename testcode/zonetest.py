@@ -8,7 +8,6 @@ import re
 import select
 import signal
 import socket
-import struct
 import subprocess
 import threading
 import time
@@ -95,10 +94,17 @@ def file_serial(path):
     return int(m.group(1)) if m else None
 
 
-def check_zonefile(path, origin, nrecords, pairs=False):
+def host_serial_byte(serial, index, fixed=False, vary=0):
+    """The second octet of host index's A record in zone_text(serial,
+    fixed=fixed, vary=vary): the serial's low byte, or 0 where fixed."""
+    return 0 if fixed and index >= vary else serial % 256
+
+
+def check_zonefile(path, origin, nrecords, pairs=False, fixed=False, vary=None):
     """Parse a whole zonefile written by Unbound: a SOA first, every line a
     complete RR of the zone, the serial TXT matching the SOA, and the number
-    of host records of that serial. Returns (serial, None) or (None, why)."""
+    of host records of that serial (as zone_text made them with fixed, and
+    vary(serial) names that vary). Returns (serial, None) or (None, why)."""
     try:
         with open(path) as f:
             text = f.read()
@@ -120,7 +126,10 @@ def check_zonefile(path, origin, nrecords, pairs=False):
         if not parts[0].endswith(origin):
             return None, "%s: name outside the zone %r" % (path, line)
         if parts[3] == "A" and parts[0].startswith("h"):
-            if parts[4].split(".")[1] != str(serial % 256):
+            index = int(parts[0][1:].split(".")[0])
+            octet = host_serial_byte(serial, index, fixed,
+                                     vary(serial) if vary else 0)
+            if parts[4].split(".")[1] != str(octet):
                 return None, "%s: record of another serial than %d: %r" % (
                     path, serial, line)
             hosts += 1
@@ -433,8 +442,9 @@ class Secondary:
     def __init__(self, builddir, rundir, primary_port, zones, zonedir=None,
                  threads=2, io_thread=None, for_downstream=True, verbosity=1,
                  extra="", upstream_only=()):
-        """upstream_only: zones served for-upstream only (for-downstream:
-        no), answered through the iterator."""
+        """primary_port: the port of every zone's primary, or a dict of
+        zone: port. upstream_only: zones served for-upstream only
+        (for-downstream: no), answered through the iterator."""
         self.builddir = os.path.abspath(builddir)
         self.rundir = os.path.abspath(rundir)
         os.makedirs(self.rundir, exist_ok=True)
@@ -467,7 +477,9 @@ class Secondary:
         lines += ["stub-zone:", "\tname: \".\"", "\tstub-addr: 127.0.0.1@9"]
         for z in zones:
             lines += ["auth-zone:", "\tname: \"%s\"" % z,
-                      "\tprimary: 127.0.0.1@%d" % primary_port,
+                      "\tprimary: 127.0.0.1@%d" % (
+                          primary_port[z] if isinstance(primary_port, dict)
+                          else primary_port),
                       "\tzonefile: \"%s\"" % self.zonefile(z),
                       "\tfor-downstream: %s" % ("yes" if for_downstream and
                                                z not in upstream_only else "no"),
