@@ -25,9 +25,11 @@ python3-dev swig python3 bind9-dnsutils dns-root-data"
 # clang builds the libFuzzer targets (make fork-fuzz); locales for
 # upstream's locale test; valgrind for zone-valgrind; prometheus for
 # promtool (test monitoring; its service is kept from starting); strace
-# counts unbound's system calls (control-lines).
-test_pkgs="libcmocka-dev clang python3-dnspython ldnsutils nsd knot dnsperf
-rsync procps ccache dpkg-repack locales valgrind prometheus strace"
+# counts unbound's system calls (control-lines); libclang-rt-dev has
+# clang's sanitizer and libFuzzer runtimes (clang's packages only
+# recommend them).
+test_pkgs="libcmocka-dev clang libclang-rt-dev python3-dnspython ldnsutils nsd
+knot dnsperf rsync procps ccache dpkg-repack locales valgrind prometheus strace"
 
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }

@@ -18,8 +18,10 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   zone-tsan make fork-tsan, zone-oom, soak and fuzz-config make fork-asan;
   SOAK_SECONDS, default 180, is the soak's length,
   fuzz-* make fork-fuzz; FUZZ_SECONDS, default 60, is each fuzz run,
-  FUZZ_SEED, default 1, its seed) upstream-export check-series deb
-  (deb installs and purges the fork's packages on this machine, as root)
+  FUZZ_SEED, default 1, its seed) upstream-export check-series deb deb-upgrade
+  (deb installs and purges the fork's packages on this machine, as root;
+  deb-upgrade installs Debian's unbound from apt, the fork's over it, then
+  Debian's again, and purges them)
   (default: all). Logs go to build/test/."
 
 set -u
@@ -40,7 +42,7 @@ mkdir -p "$logs"
 	zone-reload zone-zonemd zone-url zone-rpz zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	control-lines soak \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
-	upstream-export check-series deb
+	upstream-export check-series deb deb-upgrade
 
 # Debian's Python, where python3-dnspython is installed (a python3 earlier
 # on PATH, e.g. from pyenv, may lack it).
@@ -159,6 +161,8 @@ for t; do
 	check-series) run check-series "$top/scripts/check-series.sh" --last 3 \
 		"$top/build/base" "$top/patches" "$top/build/check-series" ;;
 	deb) run deb sh -c 'make -C "$1" deb && "$2/test_deb.sh" "$1/build/deb"' sh "$top" "$here" ;;
+	deb-upgrade) run deb-upgrade sh -c 'make -C "$1" deb && "$2/test_deb.sh" "$1/build/deb" --upgrade' \
+		sh "$top" "$here" ;;
 	*) echo "run-tests: unknown test $t" >&2; echo "$usage" >&2; exit 2 ;;
 	esac
 done

@@ -3,14 +3,25 @@
 # /usr/sbin/unbound with Debian's default /etc/unbound/unbound.conf plus a
 # conf.d snippet (loopback, demo zone), query it, check unbound -V, then
 # purge the packages and check that they are gone. Needs root.
-usage="usage: test_deb.sh DEBDIR
+# With --upgrade, the upgrade path an operator takes: Debian's own unbound
+# of this machine's release (apt) first, configured (the snippet, and an
+# edit of /etc/unbound/unbound.conf) and run; then the fork's packages
+# over it, which must keep the edited conffile, run with the same
+# configuration and report every statistic Debian's did; then back to
+# Debian's packages, which must run again with the edit kept.
+usage="usage: test_deb.sh DEBDIR [--upgrade]
   DEBDIR holds the .debs of make deb (build/deb). Refuses to run when an
   unbound package or /etc/unbound is already on the machine; a libunbound8
   that is installed is saved first (from apt's cache or with dpkg-repack)
-  and put back at the end. Nothing leaves loopback."
+  and put back at the end. Nothing leaves loopback. This machine has no
+  service manager: policy-rc.d keeps the packages from starting the
+  service, and the test starts /usr/sbin/unbound as the unit does."
 
 set -u
-[ $# -eq 1 ] || { echo "$usage" >&2; exit 2; }
+[ $# -ge 1 ] && [ $# -le 2 ] || { echo "$usage" >&2; exit 2; }
+[ $# -eq 1 ] || [ "$2" = --upgrade ] || { echo "$usage" >&2; exit 2; }
+upgrade=0
+[ $# -eq 1 ] || upgrade=1
 debdir=$(cd "$1" && pwd) || exit 2
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -93,6 +104,7 @@ fi
 cleanup() {
 	[ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null
 	rm -f "$snippet"
+	added_deps
 	purge="unbound unbound-anchor $deps"
 	[ "$oldlib" = installed ] || purge="$purge libunbound8"
 	timeout 300 apt-get purge -y -q $purge > "$tmp/purge.log" 2>&1 ||
@@ -106,6 +118,14 @@ cleanup() {
 	[ $made_policy = 0 ] || rm -f /usr/sbin/policy-rc.d
 	rm -rf "$tmp"
 }
+# added_deps: the packages apt added as dependencies since $tmp/before, in
+# deps (purged at the end).
+added_deps() {
+	[ -f "$tmp/before" ] || return 0
+	dpkg-query -W -f='${Package}:${Architecture} ${db:Status-Status}\n' | sort > "$tmp/after"
+	deps=$(comm -13 "$tmp/before" "$tmp/after" | awk '$2 == "installed" { sub(/:.*/, "", $1); print $1 }' |
+		grep -vxE 'unbound|unbound-anchor|libunbound8' | tr '\n' ' ')
+}
 rc=0
 trap 'cleanup; exit $rc' EXIT
 trap 'rc=1; exit' INT TERM
@@ -115,35 +135,22 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 	printf '#!/bin/sh\n# test_deb.sh: no service starts while it installs packages.\nexit 101\n' > /usr/sbin/policy-rc.d
 	chmod 755 /usr/sbin/policy-rc.d
 fi
-echo "test_deb: installing $pkgs $ver"
 # Packages apt adds as dependencies are purged again at the end.
 dpkg-query -W -f='${Package}:${Architecture} ${db:Status-Status}\n' | sort > "$tmp/before"
-# shellcheck disable=SC2086
-timeout 600 apt-get install -y -q --no-install-recommends --allow-downgrades \
-	$debs > "$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; rc=1; fail "apt-get install failed"; }
-dpkg-query -W -f='${Package}:${Architecture} ${db:Status-Status}\n' | sort > "$tmp/after"
-deps=$(comm -13 "$tmp/before" "$tmp/after" | awk '$2 == "installed" { sub(/:.*/, "", $1); print $1 }' |
-	grep -vxE 'unbound|unbound-anchor|libunbound8' | tr '\n' ' ')
-[ -z "$deps" ] || echo "  note: apt added dependencies $deps(purged at the end)"
-for p in $pkgs; do
-	[ "$(dpkg-query -W -f='${Version}' "$p:$arch")" = "$ver" ] || { rc=1; fail "$p $ver is not installed"; }
-done
-echo "  ok: installed $(dpkg-query -W -f='${Package} ${Version}\n' unbound)"
 
-# /usr/sbin/unbound -V names the fork and the package's patch level.
-/usr/sbin/unbound -V > "$tmp/version" 2>&1
-grep -q "^Unbound Steady patch level $level, on Debian's unbound ${ver%%+steady*} .*known upstream CVEs not fixed: $BASE_UNFIXED_CVES " "$tmp/version" ||
-	{ cat "$tmp/version"; rc=1; fail "/usr/sbin/unbound -V does not name Unbound Steady patch level $level, the base ${ver%%+steady*} and $BASE_UNFIXED_CVES unfixed CVEs (base.pin)"; }
-echo "  ok: $(grep '^Unbound Steady' "$tmp/version")"
-
-# Debian's unbound.conf includes unbound.conf.d/*.conf; this snippet sorts
-# last, so it wins over remote-control.conf. The demo's settings: loopback,
-# the hyperlocal zone the RFC 8806 way, the root stubbed to a dead
-# loopback port, iterator only (no trust anchor fetched).
+# The same port for every run, so that the statistics compare.
 port=$("${PYTHON:-python3}" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cp "$top/conf/example.test.zone" "$tmp/example.test.zone"
 chmod 644 "$tmp/example.test.zone"
-cat > "$snippet" <<EOF
+edit="# Added by testcode/test_deb.sh: an operator's edit, that upgrades keep."
+
+# write_snippet: Debian's unbound.conf includes unbound.conf.d/*.conf;
+# this snippet sorts last, so it wins over remote-control.conf. The demo's
+# settings: loopback, the hyperlocal zone the RFC 8806 way, the root
+# stubbed to a dead loopback port, iterator only (no trust anchor
+# fetched); remote control on a socket of the test's own.
+write_snippet() {
+	cat > "$snippet" <<EOF
 # Written by testcode/test_deb.sh, removed when it ends.
 server:
 	interface: 127.0.0.1
@@ -166,38 +173,110 @@ auth-zone:
 	for-upstream: yes
 	fallback-enabled: no
 remote-control:
-	control-enable: no
+	control-enable: yes
+	control-interface: "$tmp/unbound.ctl"
+	control-use-cert: no
 EOF
+}
 
-# As the service does before it starts the daemon (ExecStartPre).
-/usr/libexec/unbound-helper root_trust_anchor_update > "$tmp/helper.log" 2>&1 ||
-	{ cat "$tmp/helper.log"; rc=1; fail "unbound-helper root_trust_anchor_update failed"; }
-timeout 30 /usr/sbin/unbound-checkconf > "$tmp/checkconf" 2>&1 ||
-	{ cat "$tmp/checkconf"; rc=1; fail "unbound-checkconf rejects /etc/unbound/unbound.conf"; }
-echo "  ok: unbound-checkconf /etc/unbound/unbound.conf"
-/usr/sbin/unbound -d > "$tmp/unbound.log" 2>&1 &
-pid=$!
-answer=""
-i=0
-while [ $i -lt 40 ]; do
-	kill -0 "$pid" 2>/dev/null || { cat "$tmp/unbound.log"; rc=1; fail "unbound exited at start"; }
-	answer=$(timeout 5 dig @127.0.0.1 -p "$port" +short +time=1 +tries=1 www.example.test A 2>/dev/null)
-	[ -z "$answer" ] || break
-	sleep 0.25
-	i=$((i + 1))
+# serve_check NAME: start /usr/sbin/unbound with /etc/unbound/unbound.conf
+# as the service does, query it, keep the names of its statistics in
+# $tmp/stats.NAME, stop it by PID.
+serve_check() {
+	# As the service does before it starts the daemon (ExecStartPre).
+	/usr/libexec/unbound-helper root_trust_anchor_update > "$tmp/helper.log" 2>&1 ||
+		{ cat "$tmp/helper.log"; rc=1; fail "$1: unbound-helper root_trust_anchor_update failed"; }
+	timeout 30 /usr/sbin/unbound-checkconf > "$tmp/checkconf" 2>&1 ||
+		{ cat "$tmp/checkconf"; rc=1; fail "$1: unbound-checkconf rejects /etc/unbound/unbound.conf"; }
+	echo "  ok: $1: unbound-checkconf /etc/unbound/unbound.conf"
+	/usr/sbin/unbound -d > "$tmp/unbound.log" 2>&1 &
+	pid=$!
+	answer=""
+	i=0
+	while [ $i -lt 40 ]; do
+		kill -0 "$pid" 2>/dev/null || { cat "$tmp/unbound.log"; rc=1; fail "$1: unbound exited at start"; }
+		answer=$(timeout 5 dig @127.0.0.1 -p "$port" +short +time=1 +tries=1 www.example.test A 2>/dev/null)
+		[ -z "$answer" ] || break
+		sleep 0.25
+		i=$((i + 1))
+	done
+	[ "$answer" = 192.0.2.80 ] ||
+		{ cat "$tmp/unbound.log"; rc=1; fail "$1: www.example.test A: got '$answer', want 192.0.2.80"; }
+	echo "  ok: $1: www.example.test A 192.0.2.80 from /usr/sbin/unbound on 127.0.0.1@$port"
+	timeout 30 /usr/sbin/unbound-control -s "$tmp/unbound.ctl" stats_noreset > "$tmp/stats.out" 2>&1 ||
+		{ cat "$tmp/stats.out"; rc=1; fail "$1: unbound-control stats_noreset failed"; }
+	cut -d= -f1 "$tmp/stats.out" | sort > "$tmp/stats.$1"
+	echo "  ok: $1: unbound-control stats_noreset, $(wc -l < "$tmp/stats.$1") statistics"
+
+	# Stop it by PID; it must exit within 10 s.
+	kill -TERM "$pid"
+	i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 40 ]; do sleep 0.25; i=$((i + 1)); done
+	kill -0 "$pid" 2>/dev/null && { rc=1; fail "$1: unbound did not stop on SIGTERM"; }
+	wait "$pid" 2>/dev/null
+	pid=""
+	echo "  ok: $1: stopped by PID"
+}
+
+# check_edit WHEN: the operator's edit of unbound.conf is still there.
+check_edit() {
+	grep -qxF "$edit" /etc/unbound/unbound.conf ||
+		{ rc=1; fail "$1: the edit of /etc/unbound/unbound.conf is gone (conffile replaced)"; }
+	echo "  ok: $1: the edited /etc/unbound/unbound.conf is kept"
+}
+
+# install_debian: Debian's packages of this machine's release, from apt;
+# dpkg keeps an edited conffile, as an operator answering its question
+# with the default does.
+install_debian() {
+	timeout 600 apt-get install -y -q --no-install-recommends --allow-downgrades \
+		-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+		unbound="$debver" unbound-anchor="$debver" libunbound8="$debver" > "$tmp/debian.log" 2>&1 ||
+		{ cat "$tmp/debian.log"; rc=1; fail "apt-get install unbound=$debver failed"; }
+	[ "$(dpkg-query -W -f='${Version}' unbound)" = "$debver" ] || { rc=1; fail "unbound is not at $debver"; }
+}
+
+if [ $upgrade = 1 ]; then
+	debver=$(apt-cache policy unbound | awk '/Candidate:/ { print $2 }')
+	case $debver in ""|"(none)") rc=1; fail "apt has no unbound package to start from";; esac
+	echo "test_deb: installing Debian's unbound $debver"
+	install_debian
+	write_snippet
+	echo "$edit" >> /etc/unbound/unbound.conf
+	serve_check debian
+fi
+
+echo "test_deb: installing $pkgs $ver"
+# shellcheck disable=SC2086
+timeout 600 apt-get install -y -q --no-install-recommends --allow-downgrades \
+	-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+	$debs > "$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; rc=1; fail "apt-get install failed"; }
+added_deps
+[ -z "$deps" ] || echo "  note: apt added dependencies $deps(purged at the end)"
+for p in $pkgs; do
+	[ "$(dpkg-query -W -f='${Version}' "$p:$arch")" = "$ver" ] || { rc=1; fail "$p $ver is not installed"; }
 done
-[ "$answer" = 192.0.2.80 ] ||
-	{ cat "$tmp/unbound.log"; rc=1; fail "www.example.test A: got '$answer', want 192.0.2.80"; }
-echo "  ok: www.example.test A 192.0.2.80 from /usr/sbin/unbound on 127.0.0.1@$port"
+echo "  ok: installed $(dpkg-query -W -f='${Package} ${Version}\n' unbound)"
 
-# Stop it by PID; it must exit within 10 s.
-kill -TERM "$pid"
-i=0
-while kill -0 "$pid" 2>/dev/null && [ $i -lt 40 ]; do sleep 0.25; i=$((i + 1)); done
-kill -0 "$pid" 2>/dev/null && { rc=1; fail "unbound did not stop on SIGTERM"; }
-wait "$pid" 2>/dev/null
-pid=""
-echo "  ok: stopped by PID"
+# /usr/sbin/unbound -V names the fork and the package's patch level.
+/usr/sbin/unbound -V > "$tmp/version" 2>&1
+grep -q "^Unbound Steady patch level $level, on Debian's unbound ${ver%%+steady*} .*known upstream CVEs not fixed: $BASE_UNFIXED_CVES " "$tmp/version" ||
+	{ cat "$tmp/version"; rc=1; fail "/usr/sbin/unbound -V does not name Unbound Steady patch level $level, the base ${ver%%+steady*} and $BASE_UNFIXED_CVES unfixed CVEs (base.pin)"; }
+echo "  ok: $(grep '^Unbound Steady' "$tmp/version")"
+
+[ -f "$snippet" ] || write_snippet
+serve_check fork
+if [ $upgrade = 1 ]; then
+	check_edit "upgrade to the fork"
+	# every statistic Debian's unbound reported is still there
+	missing=$(comm -23 "$tmp/stats.debian" "$tmp/stats.fork" | tr '\n' ' ')
+	[ -z "$missing" ] || { rc=1; fail "statistics of Debian's unbound missing in the fork's: $missing"; }
+	echo "  ok: the fork reports all $(wc -l < "$tmp/stats.debian") statistics of Debian's, and $(comm -13 "$tmp/stats.debian" "$tmp/stats.fork" | wc -l) more"
+	echo "test_deb: back to Debian's unbound $debver"
+	install_debian
+	serve_check debian-again
+	check_edit "back to Debian's"
+fi
 
 # Purge (cleanup does it), then check what is left.
 trap - EXIT
