@@ -9,7 +9,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
-  zone-reload zone-zonemd zone-url zone-rpz zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  zone-reload zone-zonemd zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   control-lines soak
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof make stock,
@@ -39,7 +39,7 @@ mkdir -p "$logs"
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
-	zone-reload zone-zonemd zone-url zone-rpz zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
+	zone-reload zone-zonemd zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	control-lines soak \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
 	upstream-export check-series deb deb-upgrade
@@ -138,6 +138,7 @@ for t; do
 		--io-check ;;
 	zone-url) run zone-url "$PYTHON" "$here/test_zone_url.py" "$bld" ;;
 	zone-rpz) run zone-rpz "$PYTHON" "$here/test_zone_rpz.py" "$bld" ;;
+	zone-rpz-memory) run zone-rpz-memory "$PYTHON" "$here/test_zone_rpz_memory.py" "$bld" ;;
 	zone-notify) run zone-notify "$PYTHON" "$here/test_zone_notify.py" "$bld" ;;
 	zone-valgrind) run zone-valgrind "$PYTHON" "$here/test_zone_shutdown.py" "$bld" --valgrind ;;
 	zone-stall) run zone-stall "$PYTHON" "$here/test_zone_stall.py" "$bld" ;;

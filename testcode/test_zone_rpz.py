@@ -8,8 +8,9 @@ auth-zone-io-thread. Its policies must follow every update:
   serves test. too, with a wildcard A 198.51.100.9, through a stub);
 - the next, a small IXFR (applied in place): blocked.test. removed,
   new.test. added;
-- the third, a large IXFR (over 1000 RRs: applied to a copy, and the
-  policies rebuilt): every bulk trigger replaced by another name.
+- the third, a large IXFR (twice as many RRs as the zone has names:
+  applied to a copy, and the policies rebuilt): every bulk trigger
+  replaced by another name.
 After each, the answers and the zonefile must hold the new serial.
 auth-zone-io-thread: yes takes serials 1 to 3, no serials 4 to 6 (Knot's
 journal goes on).
@@ -25,8 +26,8 @@ import dns.message
 import dns.query
 import dns.rcode
 
-from zonetest import (KnotPrimary, Secondary, checker, file_serial, notify, verdict,
-                      wait_for)
+from zonetest import (KnotPrimary, Secondary, checker, file_serial, notify, rpz_clause,
+                      verdict, wait_for)
 
 ZONE = "rpz.example."
 UPSTREAM = "test."
@@ -78,24 +79,12 @@ def main():
                 mode = "auth-zone-io-thread: %s" % ("yes" if io else "no")
                 ub = Secondary(build, os.path.join(d, "unbound-%s" % io), knot.port, [ZONE],
                                io_thread=io)
-                # the zone as an rpz: clause (it takes no for-* options,
-                # and needs the respip module)
-                with open(ub.conf) as f:
-                    text = f.read()
-                text = text.replace("auth-zone:\n\tname: \"%s\"" % ZONE,
-                                    "rpz:\n\tname: \"%s\"" % ZONE)
-                for opt in ("\tfor-downstream: yes\n", "\tfor-downstream: no\n",
-                            "\tfor-upstream: yes\n", "\tfallback-enabled: no\n"):
-                    text = text.replace(opt, "")
                 # test. is a default local zone (RFC 6761), answered
                 # before the RPZ; here it comes from Knot
-                text = text.replace("\tmodule-config: \"iterator\"\n",
-                                    "\tmodule-config: \"respip iterator\"\n"
-                                    "\tlocal-zone: \"test.\" nodefault\n")
-                text += "stub-zone:\n\tname: \"%s\"\n\tstub-addr: 127.0.0.1@%d\n" % (
-                    UPSTREAM, knot.port)
-                with open(ub.conf, "w") as f:
-                    f.write(text)
+                rpz_clause(ub, ZONE, "\tlocal-zone: \"test.\" nodefault\n")
+                with open(ub.conf, "a") as f:
+                    f.write("stub-zone:\n\tname: \"%s\"\n\tstub-addr: 127.0.0.1@%d\n" % (
+                        UPSTREAM, knot.port))
                 try:
                     if base:
                         # Knot's journal goes on: serials 4 to 6

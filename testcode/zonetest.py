@@ -579,6 +579,22 @@ class Secondary:
             self.proc = None
 
 
+def rpz_clause(secondary, zone, server_extra=""):
+    """Make zone an rpz: clause in secondary's config (it takes no for-*
+    or fallback options, and needs the respip module); server_extra is
+    added to its server: clause."""
+    with open(secondary.conf) as f:
+        text = f.read()
+    text = text.replace("auth-zone:\n\tname: \"%s\"" % zone, "rpz:\n\tname: \"%s\"" % zone)
+    for opt in ("\tfor-downstream: yes\n", "\tfor-downstream: no\n",
+                "\tfor-upstream: yes\n", "\tfallback-enabled: no\n"):
+        text = text.replace(opt, "")
+    text = text.replace("\tmodule-config: \"iterator\"\n",
+                        "\tmodule-config: \"respip iterator\"\n" + server_extra)
+    with open(secondary.conf, "w") as f:
+        f.write(text)
+
+
 class Probe(threading.Thread):
     """Sends A queries for name to 127.0.0.1:port at rate per second, from
     nsock source ports (so SO_REUSEPORT spreads them over the threads), and

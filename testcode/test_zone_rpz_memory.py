@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""An IXFR that is small next to its zone is applied in place, not to a
+copy: Knot serves an RPZ zone of --names QNAME triggers (local data
+A 192.0.2.1), unbound (auth-zone-io-thread: yes) takes it in an rpz:
+clause with a zonefile. After the AXFR, an IXFR replaces --replace
+triggers by new names (twice as many RRs, over the 1000 RRs that were
+always applied in place, far under the zone's size). Then:
+- the new triggers answer, the replaced ones do not, the zonefile holds
+  the new serial;
+- unbound's peak resident memory during the update (VmHWM, reset before
+  it) stays under 1.2 times its resident memory before it: a copy of
+  the zone and its policies would need about twice.
+
+usage: test_zone_rpz_memory.py BUILDDIR [--names N] [--replace N]"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import dns.message
+import dns.query
+
+from zonetest import (KnotPrimary, Secondary, checker, file_serial, notify, rpz_clause,
+                      verdict, wait_for)
+
+ZONE = "rpz.example."
+TRIGGER_A = "192.0.2.1"
+
+
+def rpz_text(serial, labels):
+    return ("$ORIGIN %s\n$TTL 3600\n@ IN SOA ns.%s hostmaster.%s %d 3600 600 86400 300\n"
+            "@ IN NS ns\nns IN A 127.0.0.1\n" % (ZONE, ZONE, ZONE, serial) +
+            "".join("%s.bench IN A %s\n" % (lab, TRIGGER_A) for lab in labels))
+
+
+def triggered(port, name):
+    """whether unbound answers name with the trigger's local data (a
+    name without a trigger goes to the iterator, whose only server is a
+    closed port)"""
+    try:
+        r = dns.query.udp(dns.message.make_query(name, "A"), "127.0.0.1",
+                          port=port, timeout=0.2)
+    except Exception:
+        return False
+    return any(rd.to_text() == TRIGGER_A for rrset in r.answer for rd in rrset)
+
+
+def mem_kb(pid, key):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise RuntimeError("no %s in /proc/%d/status" % (key, pid))
+
+
+def main():
+    ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
+    ap.add_argument("build")
+    ap.add_argument("--names", type=int, default=100000)
+    ap.add_argument("--replace", type=int, default=1000)
+    a = ap.parse_args()
+    fails, check = checker()
+    labels = ["t%d" % i for i in range(a.names)]
+
+    with tempfile.TemporaryDirectory(prefix="steady-rpz-memory-") as d:
+        knot = KnotPrimary(os.path.join(d, "knot"), [ZONE])
+        with open(knot.zonefile(ZONE), "w") as f:
+            f.write(rpz_text(1, labels))
+        knot.start({ZONE: 1}, timeout=120)
+        ub = Secondary(os.path.abspath(a.build), os.path.join(d, "unbound"), knot.port,
+                       [ZONE], threads=1, io_thread=True)
+        rpz_clause(ub, ZONE)
+        try:
+            ub.start()
+            check(wait_for(lambda: file_serial(ub.zonefile(ZONE)) == 1, 120),
+                  "AXFR of %d triggers written" % a.names)
+            check(triggered(ub.port, "t0.bench."), "t0.bench. has the trigger's data")
+            time.sleep(1)   # the rest of the AXFR's work
+            pid = ub.proc.pid
+            rss0 = mem_kb(pid, "VmRSS")
+            with open("/proc/%d/clear_refs" % pid, "w") as f:
+                f.write("5")    # resets VmHWM to VmRSS
+            labels[:a.replace] = ["n%d" % i for i in range(a.replace)]
+            with open(knot.zonefile(ZONE), "w") as f:
+                f.write(rpz_text(2, labels))
+            knot.reload({ZONE: 2}, timeout=120)
+            notify(ub.port, ZONE)
+            last_new = "n%d.bench." % (a.replace - 1)
+            check(wait_for(lambda: triggered(ub.port, last_new) and
+                           file_serial(ub.zonefile(ZONE)) == 2, 120),
+                  "IXFR applied: %s answers, zonefile serial 2" % last_new)
+            check(not triggered(ub.port, "t0.bench."), "the replaced t0.bench. has no trigger")
+            check(triggered(ub.port, "t%d.bench." % (a.names - 1)),
+                  "t%d.bench., not replaced, has its trigger" % (a.names - 1))
+            time.sleep(1)
+            peak = mem_kb(pid, "VmHWM")
+            check(peak <= 1.2 * rss0, "peak memory during the IXFR %d MB, before it %d MB "
+                  "(at most 1.2 times)" % (peak // 1024, rss0 // 1024))
+        finally:
+            rc = ub.stop()
+            knot.stop()
+        check(rc == 0, "unbound exit status %s" % rc)
+        if fails:
+            print(ub.read_log()[-2000:])
+    return verdict(fails, "zone-rpz-memory")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
