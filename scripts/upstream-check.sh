@@ -30,8 +30,14 @@ for topic; do
 	cp -a "$tree/." "$out/src"
 	rm -rf "$out/src/.git"
 	line="$topic:"
-	if ! (cd "$out/src" && for p in "$dir"/*.patch; do
-		git apply --whitespace=nowarn "$p" || exit 1; done) > "$out/apply.log" 2>&1; then
+	# The copy is a repository of its own: git apply in a directory of
+	# another work tree (build/ is in this one) takes the patch's paths
+	# from that tree's top, and skips them without an error.
+	if ! (cd "$out/src" && git init -q && git add -A &&
+		git -c user.name=check -c user.email=check@invalid commit -q -m upstream &&
+		for p in "$dir"/*.patch; do
+		git apply --whitespace=nowarn "$p" || exit 1; done &&
+		git diff --stat && [ -n "$(git status --porcelain)" ]) > "$out/apply.log" 2>&1; then
 		echo "$line not applied (see $out/apply.log)"; rc=1; continue
 	fi
 	line="$line applied,"
