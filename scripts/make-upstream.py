@@ -36,6 +36,11 @@ BASE_ENV = {"GIT_AUTHOR_NAME": "Unbound release", "GIT_AUTHOR_EMAIL": "unbound@n
             "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z"}
 CHANGELOG = "doc/Changelog"
 CL_HEADER = re.compile(r"^\d{1,2} [A-Z][a-z]+ \d{4}: \S.*$")
+# A doc/Changelog entry in a commit message: a paragraph of its own.
+CL_BLOCK = re.compile(r"(?m)^Changelog entry:\n((?:.+\n?)+)")
+# Trailers that are the fork's bookkeeping (topic, DEP-3 provenance), not
+# part of the message upstream gets.
+FORK_TRAILER = re.compile(r"(?mi)^(?:Topic|Origin|Forwarded|Last-Update):[ \t]*.*\n?")
 
 
 def run(cmd, cwd=None, env=None, check=True, stdin=None):
@@ -82,10 +87,17 @@ class Patch:
         self.files = [re.match(r"diff --git a/(\S+)", s).group(1) for s in self.sections]
         self.tdirs = sorted({f.split("/")[1] for f in self.files
                              if f.startswith("testdata/") and f.split("/")[1].endswith(".tdir")})
-        # The doc/Changelog entry: the lines the patch adds at the top.
+        # The doc/Changelog entry: the message's "Changelog entry:"
+        # paragraph (the fork's patches keep doc/Changelog out of their
+        # diffs: CONTRIBUTING.md), or else the lines the patch adds at the
+        # top of doc/Changelog.
         self.changelog = []
         self.changelog_plain = False
-        for s in self.sections:
+        m = CL_BLOCK.search(self.body)
+        if m:
+            self.changelog = m.group(1).rstrip("\n").split("\n")
+            self.changelog_plain = True
+        for s in self.sections if not m else []:
             if s.startswith("diff --git a/%s b/%s" % (CHANGELOG, CHANGELOG)):
                 hunks = s.split("\n@@ ")[1:]
                 added = [l[1:] for l in s.split("\n") if l.startswith("+") and not l.startswith("+++")]
@@ -230,13 +242,15 @@ class Repo:
                                 and cur and cur not in failed:
                             failed.append(cur)
                     return "FAILED", "failed in: " + (" ".join(failed) or "?")
-        # The Changelog entry on top of this tree's doc/Changelog; the
-        # Topic: line is the fork's bookkeeping, not part of the message.
+        # The Changelog entry on top of this tree's doc/Changelog, as
+        # upstream's commits have it, and not in the message; the trailers
+        # are the fork's bookkeeping.
         if p.changelog_plain and p.changelog:
             insert_changelog(self.path, p.changelog)
             self.git("add", CHANGELOG)
         msg = self.git("log", "-1", "--format=%B")
-        msg = re.sub(r"(?mi)^Topic:[ \t]*\S+[ \t]*\n?", "", msg).rstrip("\n") + "\n"
+        msg = FORK_TRAILER.sub("", CL_BLOCK.sub("", msg)).rstrip("\n") + "\n"
+        msg = re.sub(r"\n{3,}", "\n\n", msg)
         self.git("commit", "-q", "--amend", "--allow-empty", "-F", "-", env=env, stdin=msg)
         return how, detail
 
@@ -534,7 +548,7 @@ def cover_letter(path, info, titles, tdocs, pristine, version):
     b += ["", "What and why", "============", ""]
     for i, p in enumerate(tp, 1):
         b += ["[%d/%d] %s" % (i, len(tp), p.subject), ""]
-        b += [re.sub(r"(?mi)^Topic:[ \t]*\S+[ \t]*$", "", p.body).strip("\n"), ""]
+        b += [FORK_TRAILER.sub("", CL_BLOCK.sub("", p.body)).strip("\n"), ""]
     b += ["Measured effect", "===============", ""]
     if docs:
         for d in docs:

@@ -69,8 +69,11 @@ git commit -q -a -m "Alpha one" -m "Why alpha. Tested with unit tests." -m "Topi
 change_line "$debline"
 entry "Needs Debian."
 git commit -q -a -m "Needs Debian's series" -m "Topic: beta"
-printf 'Alpha two.\n' >> doc/FEATURES; entry "Alpha two."
-git commit -q -a -m "Alpha two" -m "More alpha." -m "Topic: alpha"
+# The fork's own form: the entry in the message, DEP-3 trailers.
+printf 'Alpha two.\n' >> doc/FEATURES
+git commit -q -a -m "Alpha two" -m "More alpha." \
+	-m "$(printf 'Changelog entry:\n22 November 2026: Test\n\t- Alpha two.')" \
+	-m "$(printf 'Topic: alpha\nOrigin: vendor, Test\nForwarded: no\nLast-Update: 2026-11-22')"
 sed -i 's/^Alpha two\.$/Alpha two, changed by gamma./' doc/FEATURES; entry "Gamma."
 git commit -q -a -m "Gamma on alpha" -m "Topic: gamma"
 # Its context holds lines of Debian's series: applies to pristine with fuzz.
@@ -108,6 +111,10 @@ printf '22 November 2026: Test\n\t- Alpha one.\n\t- Alpha two.\n\n' > "$tmp/want
 check "the cover letter has the Changelog entries in one block, upstream's format" \
 	sh -c "grep -A3 '^22 November 2026: Test\$' '$cover' | cmp -s - '$tmp/want'"
 check "Topic: lines are not in the exported messages" sh -c "! grep -rq '^Topic:' '$out/series' '$out/topics'"
+check "DEP-3 trailers and the message's Changelog entry are not in the exported messages" \
+	sh -c "! grep -rqE '^(Origin|Forwarded|Last-Update|Changelog entry):' '$out/series' '$out/topics'"
+check "the message's Changelog entry is a doc/Changelog hunk of the exported patch" \
+	sh -c "grep -q '^+	- Alpha two[.]' '$out/topics/01-alpha/0002-Alpha-two.patch'"
 # Each set applies with git am to a tree of the pristine tarball.
 check "topic beta (no patch applies) is named as not exported" grep -q "^  beta: NOT EXPORTED" "$out/README"
 check "topic gamma is said to need the series before it" \
