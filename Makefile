@@ -24,7 +24,7 @@ PATCHLEVEL = $(shell git -C $(SRC) rev-list --count base..HEAD 2>/dev/null || ec
 
 .PHONY: all deps deps-test rebase-check FORCE base src export-patches fork stock hashbug stock-hashbug build run test \
 	fork-lookup3 fork-tsan fork-asan fork-debug fork-fuzz fuzz soak \
-	upstream-test install clean distclean
+	upstream-test install install-systemd clean distclean
 
 all: build
 
@@ -142,6 +142,16 @@ rebase-check:
 
 install: build
 	$(MAKE) -C $(FORK) install DESTDIR="$(DESTDIR)"
+
+# A host that runs Debian's unbound package: a drop-in for its
+# unbound.service that starts $(PREFIX)/sbin/unbound instead (README,
+# "make install next to Debian's unbound"). It restarts nothing.
+DROPIN_DIR = $(DESTDIR)/etc/systemd/system/unbound.service.d
+install-systemd: install
+	mkdir -p "$(DROPIN_DIR)"
+	scripts/systemd-dropin.sh "$(PREFIX)" > "$(DROPIN_DIR)/unbound-steady.conf.tmp"
+	mv "$(DROPIN_DIR)/unbound-steady.conf.tmp" "$(DROPIN_DIR)/unbound-steady.conf"
+	@echo "wrote $(DROPIN_DIR)/unbound-steady.conf; to use it: systemctl daemon-reload && systemctl restart unbound"
 
 clean:
 	rm -rf $(FORK) $(STOCK) $(B)/fork-lookup3 $(B)/fork-tsan $(B)/fork-asan $(B)/fork-debug $(B)/fork-fuzz $(B)/fork-hashbug $(B)/fork-hashbug.src $(B)/run $(B)/test

@@ -27,9 +27,11 @@ python3-dev swig python3 bind9-dnsutils dns-root-data"
 # promtool (test monitoring; its service is kept from starting); strace
 # counts unbound's system calls (control-lines); libclang-rt-dev has
 # clang's sanitizer and libFuzzer runtimes (clang's packages only
-# recommend them).
+# recommend them); systemd for systemd-analyze, which checks the drop-in
+# of make install-systemd against Debian's unit (test install).
 test_pkgs="libcmocka-dev clang libclang-rt-dev python3-dnspython ldnsutils nsd
-knot dnsperf rsync procps ccache dpkg-repack locales valgrind prometheus strace"
+knot dnsperf rsync procps ccache dpkg-repack locales valgrind prometheus strace
+systemd"
 
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }
