@@ -28,7 +28,11 @@ of the largest zone, for every thread count, stock and fork.
 
 usage: flock build/.bench.lock bench/zone_stall.py [--sizes 100000,1000000]
        [--threads 1,2] [--updates 3] [--rate 2000] [--primary nsd|knot] [--scrape]
-       [--out doc/bench-authzone-io.md] [--plot doc/bench-authzone-io.svg]"""
+       [--stock DIR] [--fork DIR] [--labels stock,fork] [--extra 'name: value']
+       [--out doc/bench-authzone-io.md] [--plot doc/bench-authzone-io.svg]
+--stock and --fork are any two build directories with unbound and
+unbound-control in them (an upstream tree too), --labels their names in
+the report, --extra server: clause lines for both (separated by ';')."""
 
 import argparse
 import os
@@ -100,7 +104,7 @@ def timeline(path, t0, t1, step=0.1):
 
 
 def one_config(build, kind, size, threads, updates, rate, probe_exe, tmp,
-               knot=False, scrape=False):
+               knot=False, scrape=False, extra=""):
     """All updates for one build and configuration; a list of dicts.
     With knot, Knot is the primary and every update changes two RRs, so
     the transfers are small IXFRs."""
@@ -110,7 +114,7 @@ def one_config(build, kind, size, threads, updates, rate, probe_exe, tmp,
     write_zone(prim.zonefile(ZONE), ZONE, 1, size, fixed=knot)
     write_zone(prim.zonefile(SMALL), SMALL, 1, 100)
     sec = Secondary(build, os.path.join(d, "unbound"), prim.port, [ZONE, SMALL],
-                    threads=threads, io_thread=None)
+                    threads=threads, io_thread=None, extra=extra)
     zfile = sec.zonefile(ZONE)
     prim.start({ZONE: 1, SMALL: 1}, timeout=300)
     try:
@@ -180,6 +184,12 @@ def one_config(build, kind, size, threads, updates, rate, probe_exe, tmp,
                     t_disk = time.monotonic()
                     if t_served is None and sec.serial(ZONE) == serial:
                         t_served = t_disk
+                time.sleep(0.002)
+            # a secondary that writes the zonefile before it serves the
+            # new serial (upstream's auth load thread with the write on it)
+            while t_served is None and t_disk is not None and time.monotonic() < deadline:
+                if sec.serial(ZONE) == serial:
+                    t_served = time.monotonic()
                 time.sleep(0.002)
             done.set()
             st.join()
@@ -258,7 +268,11 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--plot")
     ap.add_argument("--scrape", action="store_true")
+    ap.add_argument("--labels", default="stock,fork")
+    ap.add_argument("--extra", default="")
     a = ap.parse_args()
+    names = dict(zip(("stock", "fork"), a.labels.split(",")))
+    extra = "\n".join("\t" + x.strip() for x in a.extra.split(";") if x.strip())
     knot = a.primary == "knot"
     tmp = tempfile.mkdtemp(prefix="steady-zbench-")
     exe = os.path.join(tmp, "dnsprobe")
@@ -267,9 +281,10 @@ def main():
     for size in [int(x) for x in a.sizes.split(",")]:
         for threads in [int(x) for x in a.threads.split(",")]:
             for kind, build in (("stock", a.stock), ("fork", a.fork)):
-                print("%s, %d records, %d threads" % (kind, size, threads), flush=True)
+                print("%s, %d records, %d threads" % (names[kind], size, threads), flush=True)
                 results[(size, threads, kind)] = one_config(
-                    build, kind, size, threads, a.updates, a.rate, exe, tmp, knot, a.scrape)
+                    build, kind, size, threads, a.updates, a.rate, exe, tmp, knot, a.scrape,
+                    extra)
     subprocess.run(["rm", "-rf", tmp])
     rows = [("NOTIFY to new serial served, s", "notify_to_served"),
             ("NOTIFY to new zonefile on disk, s", "notify_to_disk"),
@@ -286,20 +301,21 @@ def main():
     if a.scrape:
         rows += [("slowest stats_noreset scrape in the update window, ms", "scrape_max_ms"),
                  ("stats_noreset before the update, ms", "scrape_quiet_ms")]
-    out = ["# Zone update stalls: stock against fork", "",
+    out = ["# Zone update stalls: %s against %s" % (names["stock"], names["fork"]), "",
            "Command: `flock build/.bench.lock bench/zone_stall.py %s`  " % " ".join(sys.argv[1:]),
            "Date: %s, %d CPUs; %s as primary on loopback; probe %d qps over "
            "64 source ports, zone probe %d qps; median (min–max) of %d updates "
-           "per row, stock and fork alternating." % (
+           "per row, %s and %s alternating." % (
                time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(),
                ("Knot %s, every update a small IXFR (SOA and one TXT record)" % knot_version())
                if knot else ("NSD %s, every update a whole zone (NSD 4.6 answers IXFR "
-                             "with AXFR)" % nsd_version()), a.rate, max(1, a.rate // 20), a.updates), ""]
+                             "with AXFR)" % nsd_version()), a.rate, max(1, a.rate // 20), a.updates,
+               names["stock"], names["fork"]), ""]
     for size in [int(x) for x in a.sizes.split(",")]:
         for threads in [int(x) for x in a.threads.split(",")]:
             out.append("## %d records, %d worker thread%s" % (size, threads, "s" if threads > 1 else ""))
             out.append("")
-            out.append("| | stock | fork |")
+            out.append("| | %s | %s |" % (names["stock"], names["fork"]))
             out.append("|---|---|---|")
             for label, key in rows:
                 s = [r[key] for r in results[(size, threads, "stock")]]
@@ -312,7 +328,7 @@ def main():
         series = []
         for i, threads in enumerate(int(x) for x in a.threads.split(",")):
             for kind in ("stock", "fork"):
-                series.append(("%s, %d thread%s" % (kind, threads, "s" if threads > 1 else ""),
+                series.append(("%s, %d thread%s" % (names[kind], threads, "s" if threads > 1 else ""),
                                colours[kind][i % 2],
                                results[(size, threads, kind)][0]["timeline"]))
         line_plot(a.plot, "Probe max latency per 100 ms, first update of %d records" % size,

@@ -11,6 +11,7 @@ set -u
 [ $# -ge 1 ] || { echo "$usage" >&2; exit 2; }
 bld=$(cd "$1" && pwd) || exit 2
 shift
+given="$*"
 if [ $# -eq 0 ]; then
 	set -- auth_axfr.tdir auth_https.tdir auth_tls.tdir \
 		auth_tls_failcert.tdir blanks_cached_zone.tdir \
@@ -22,6 +23,13 @@ if [ $# -eq 0 ]; then
 fi
 srcdir=$(sed -n 's/^srcdir=[[:space:]]*//p' "$bld/Makefile")
 case $srcdir in /*) ;; *) srcdir=$bld/$srcdir ;; esac
+# upstream's auth-load-thread branch has tests of its load thread: run them
+# by default too where the tree has them
+if [ -z "$given" ]; then
+	for t in "$srcdir"/testdata/auth_load*.tdir; do
+		[ -d "$t" ] && set -- "$@" "$(basename "$t")"
+	done
+fi
 cd "$bld" || exit 2
 make tests > tdir-build.log 2>&1 || { tail -n 20 tdir-build.log; exit 1; }
 # The same copy upstream's longtest target makes for a build outside the
