@@ -16,8 +16,8 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   *-lookup3 make fork-lookup3,
   upstream-unit-debug make fork-debug,
   zone-tsan make fork-tsan, zone-oom, soak and fuzz-config make fork-asan;
-  SOAK_SECONDS, default 180, is the soak's length,
-  fuzz-* make fork-fuzz; FUZZ_SECONDS, default 60, is each fuzz run,
+  SOAK_SECONDS, default 120, is the soak's length,
+  fuzz-* make fork-fuzz; FUZZ_SECONDS, default 30, is each fuzz run,
   FUZZ_SEED, default 1, its seed) upstream-export check-series deb deb-upgrade
   (deb installs and purges the fork's packages on this machine, as root;
   deb-upgrade installs Debian's unbound from apt, the fork's over it, then
@@ -149,13 +149,13 @@ for t; do
 	zone-oom) run zone-oom "$PYTHON" "$here/test_zone_oom.py" "$top/build/fork-asan" ;;
 	control-lines) run control-lines "$PYTHON" "$here/test_control_lines.py" "$bld" ;;
 	soak) run soak "$PYTHON" "$here/soak.py" "$top/build/fork-asan" \
-		--duration "${SOAK_SECONDS:-180}" ;;
+		--duration "${SOAK_SECONDS:-120}" ;;
 	fuzz-lruhash) run fuzz-lruhash "$here/fuzz/run.sh" "$top/build/fork-fuzz" \
-		lruhash_model "${FUZZ_SECONDS:-60}" ;;
+		lruhash_model "${FUZZ_SECONDS:-30}" ;;
 	fuzz-zonefile-roundtrip) run fuzz-zonefile-roundtrip "$here/fuzz/run.sh" \
-		"$top/build/fork-fuzz" zonefile_roundtrip "${FUZZ_SECONDS:-60}" ;;
+		"$top/build/fork-fuzz" zonefile_roundtrip "${FUZZ_SECONDS:-30}" ;;
 	fuzz-zonefile-read) run fuzz-zonefile-read "$here/fuzz/run.sh" \
-		"$top/build/fork-fuzz" zonefile_read "${FUZZ_SECONDS:-60}" ;;
+		"$top/build/fork-fuzz" zonefile_read "${FUZZ_SECONDS:-30}" ;;
 	fuzz-config) run fuzz-config "$PYTHON" "$here/test_fuzz_config.py" \
 		"$top/build/fork-asan" 50 "$FUZZ_SEED" ;;
 	upstream-export) run upstream-export "$here/test_upstream_export.sh" \
