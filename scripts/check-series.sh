@@ -10,7 +10,7 @@ usage="usage: check-series.sh [--force] [--last K] BASEDIR PATCHDIR WORKDIR
              passed is not rebuilt, only reported)
   WORKDIR gets a copy of the series (patches/ may change meanwhile), the
   tree and build of the prefix being checked (src/, obj/: left as they are
-  when it fails), the ccache, one log per prefix (logs/) and the results
+  when it fails), one log per prefix (logs/) and the results
   of every run (results: KEY ok|FAIL K PATCH ..., KEY = sha256 of the
   prefix's patch files, read by make upstream).
   environment: CONFIGURE_FLAGS (appended after --disable-flto), JOBS, CC"
@@ -47,11 +47,12 @@ first=1
 
 # Repeated builds of nearly the same tree: ccache (same paths for every
 # prefix, so the cache hits) and no LTO, whose link step is not cached.
+# The cache is the machine's (build.sh's), so that another clone's check
+# of the same prefixes hits it too.
 export CONFIGURE_FLAGS="--disable-flto ${CONFIGURE_FLAGS:-}"
 if command -v ccache >/dev/null; then
 	export CC="ccache ${CC:-gcc}"
-	export CCACHE_DIR=${CCACHE_DIR:-$work/ccache} CCACHE_BASEDIR=$work
-	export CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-2G}
+	export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1
 else
 	echo "check-series: ccache not found (scripts/install-deps.sh installs it); builds are slower"
 fi
