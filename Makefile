@@ -72,8 +72,8 @@ build: deps fork
 # and pyunbound (tested in build/fork), and one of libtool's two compiles
 # of every object (PIC for the shared library, non-PIC for the static
 # one). build/fork-lookup3 keeps the static library, which hash-unit
-# links; the others keep the shared one. This saves about a third of
-# each build (doc/ci-time.md).
+# links; the others keep the shared one. fork-tsan's make took 37 s
+# instead of 73, fork-fuzz's 148 instead of 275 (doc/ci-time.md).
 TEST_BUILD_FLAGS = --without-pythonmodule --without-pyunbound
 
 # The fork with lookup3 as the default cache hash (make test runs

@@ -45,17 +45,14 @@ n=$(grep -c . "$work/patches/series" || true)
 first=1
 [ "$last" -eq 0 ] || [ "$last" -ge "$n" ] || first=$((n - last + 1))
 
-# Repeated builds of nearly the same tree: ccache (same paths for every
-# prefix, so the cache hits) and no LTO, whose link step is not cached.
-# The cache is the machine's (build.sh's), so that another clone's check
-# of the same prefixes hits it too.
+# Repeated builds of nearly the same tree: through build.sh's ccache (the
+# machine's cache, so that another clone's check of the same prefixes
+# hits it too; paths relative to WORKDIR, the same for every prefix) and
+# without LTO, whose link step is not cached.
 export CONFIGURE_FLAGS="--disable-flto ${CONFIGURE_FLAGS:-}"
-if command -v ccache >/dev/null; then
-	export CC="ccache ${CC:-gcc}"
-	export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1
-else
+export CCACHE_BASEDIR=$work
+command -v ccache >/dev/null ||
 	echo "check-series: ccache not found (scripts/install-deps.sh installs it); builds are slower"
-fi
 # configure's results are cached per configure script (a patch that
 # changes configure gets a fresh run); caches of earlier runs are dropped,
 # as the machine's packages may have changed since.
