@@ -3,7 +3,7 @@
 rework). NSD on loopback serves a wildcard zone; unbound (build/stock and
 build/fork, same config) resolves it through a stub-zone, with one slab
 per cache and large caches, so that the msg and rrset cache tables grow
-through many doublings. bench/dnsprobe.c sends random-label queries (a
+through many doublings. testcode/harness/dnsprobe.c sends random-label queries (a
 cache miss and an insert into both caches each) at a fixed rate from 64
 source ports; every answer's latency is recorded. Reported per run:
 p50, p99, p99.9 and max latency, lost queries, the cache entries at the
@@ -25,8 +25,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
-from steady import free_port  # noqa: E402
-from zonetest import Primary  # noqa: E402
+from harness.server import free_port, loopback_conf  # noqa: E402
+from harness.load import build_probe  # noqa: E402
+from harness.stats import med as fmt  # noqa: E402
+from harness.zone import Primary  # noqa: E402
 from svgplot import line_plot  # noqa: E402
 
 ZONE = "wild.example."
@@ -41,44 +43,12 @@ def run_one(build, kind, a, probe, tmp):
     port = free_port()
     conf = os.path.join(d, "unbound.conf")
     with open(conf, "w") as f:
-        f.write("""server:
-	interface: 127.0.0.1
-	port: %d
-	do-ip6: no
-	do-daemonize: no
-	username: ""
-	chroot: ""
-	directory: "%s"
-	pidfile: "%s/unbound.pid"
-	use-syslog: no
-	logfile: "%s/unbound.log"
-	verbosity: 1
-	num-threads: 2
-	so-reuseport: yes
-	so-rcvbuf: 4m
-	module-config: "iterator"
-	qname-minimisation: no
-	do-not-query-localhost: no
-	outgoing-interface: 127.0.0.1
-	msg-cache-size: 2g
-	rrset-cache-size: 2g
-	msg-cache-slabs: %d
-	rrset-cache-slabs: %d
-	num-queries-per-thread: 4096
-	outgoing-range: 8192
-	extended-statistics: yes
-stub-zone:
-	name: "."
-	stub-addr: 127.0.0.1@9
-stub-zone:
-	name: "%s"
-	stub-addr: 127.0.0.1@%d
-remote-control:
-	control-enable: yes
-	control-interface: 127.0.0.1
-	control-port: %d
-	control-use-cert: no
-""" % (port, d, d, d, a.slabs, a.slabs, ZONE, prim.port, port + 1))
+        f.write(loopback_conf(d, port, port + 1, server=[
+            "qname-minimisation: no", "msg-cache-size: 2g", "rrset-cache-size: 2g",
+            "msg-cache-slabs: %d" % a.slabs, "rrset-cache-slabs: %d" % a.slabs,
+            "num-queries-per-thread: 4096", "outgoing-range: 8192"],
+            clauses=["stub-zone:", "\tname: \"%s\"" % ZONE,
+                     "\tstub-addr: 127.0.0.1@%d" % prim.port]))
     prim.start({ZONE: 1})
     proc = subprocess.Popen([os.path.join(build, "unbound"), "-d", "-c", conf],
                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
@@ -132,12 +102,6 @@ remote-control:
         subprocess.run(["rm", "-rf", d])
 
 
-def fmt(vals):
-    med = statistics.median(vals)
-
-    def f(x):
-        return ("%.0f" % x) if abs(x) >= 100 else ("%.3g" % x)
-    return "%s (%s–%s)" % (f(med), f(min(vals)), f(max(vals)))
 
 
 def main():
@@ -152,8 +116,7 @@ def main():
     ap.add_argument("--plot")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="steady-e2e-")
-    probe = os.path.join(tmp, "dnsprobe")
-    subprocess.run(["cc", "-O2", "-o", probe, os.path.join(HERE, "dnsprobe.c")], check=True)
+    probe = build_probe(tmp)
     res = {"stock": [], "fork": []}
     for rep in range(a.reps):
         for kind in (("stock", "fork") if rep % 2 == 0 else ("fork", "stock")):
@@ -170,7 +133,7 @@ def main():
            "Date: %s, %d CPUs. NSD serves `*.%s`; unbound, 2 threads, %d slab(s) per "
            "cache, 2g msg and rrset caches, resolves it through a stub-zone; "
            "random-label queries at %d qps for %d s from 64 source ports "
-           "(bench/dnsprobe.c), every one a cache miss and an insert into both "
+           "(testcode/harness/dnsprobe.c), every one a cache miss and an insert into both "
            "caches. Median (min–max) of %d runs per build, alternating." % (
                time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(), ZONE,
                a.slabs, a.rate, a.seconds, a.reps), "",

@@ -18,35 +18,19 @@ report; --out writes it to a file."""
 import argparse
 import os
 import random
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testcode"))
-from steady import Unbound  # noqa: E402
+from harness.load import dnsperf  # noqa: E402
+from harness.stats import med  # noqa: E402
+from harness.server import Unbound  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def dnsperf(port, datafile, seconds, qps=None, clients=8):
-    cmd = ["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", datafile,
-           "-l", str(seconds), "-c", str(clients), "-q", "200", "-t", "2", "-b", "4096"]
-    if qps:
-        cmd += ["-Q", str(qps)]
-    out = subprocess.run(cmd, capture_output=True, text=True).stdout
-    def grab(pat, cast=float):
-        m = re.search(pat, out)
-        return cast(m.group(1)) if m else float("nan")
-    return {
-        "qps": grab(r"Queries per second:\s+([\d.]+)"),
-        "lost": grab(r"Queries lost:\s+(\d+)", int),
-        "sent": grab(r"Queries sent:\s+(\d+)", int),
-        "avg_ms": grab(r"Average Latency \(s\):\s+([\d.]+)") * 1000,
-        "max_ms": grab(r"Average Latency \(s\):.*max ([\d.]+)\)") * 1000,
-    }
 
 
 def run_server(build, extra, fn):
@@ -59,13 +43,6 @@ def run_server(build, extra, fn):
             ub.stop()
 
 
-def med(values):
-    v = [x for x in values if x == x]
-    if not v:
-        return "n/a"
-    m = statistics.median(v)
-    fmt = (lambda x: "%.0f" % x) if m >= 100 else (lambda x: "%.2f" % x)
-    return "%s (%s–%s)" % (fmt(m), fmt(min(v)), fmt(max(v)))
 
 
 def udp_random(args, names_file, report):

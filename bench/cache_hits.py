@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cached answers end to end, stock against fork, with the machine's floor
 (issue: cache code that survives review, item 4). Both builds start on
-loopback with the demo config (testcode/steady.py: the example.test
+loopback with the demo config (testcode/harness/server.py: the example.test
 auth-zone served for-upstream, so answers go through the iterator and the
 caches); 1000 names under the zone's wildcard (a CNAME and an A rrset per
 answer) are warmed, then dnsperf asks them again, every answer a message
@@ -19,7 +19,7 @@ second of the floor are what the kernel allows, the rest of a
 resolver's cost is its own. Builds alternate run by run.
 
 Table locks per cached answer: each build runs once more with
-bench/spincount.c preloaded, which counts the pthread_spin_lock() calls
+testcode/harness/spincount.c preloaded, which counts the pthread_spin_lock() calls
 on every spinlock and the function that initialised it; the locks that
 lruhash_create() initialised are the table locks of every cache. The
 difference of two snapshots around a fixed-rate run of cache hits,
@@ -42,17 +42,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
 sys.path.insert(0, HERE)
-from steady import Unbound, build_spincount, free_port, spincount_snapshot  # noqa: E402
-from hash_qps import dnsperf, med  # noqa: E402
+from harness.load import dnsperf  # noqa: E402
+from harness.server import Unbound, build_spincount, build_tool, free_port, spincount_snapshot  # noqa: E402
+from harness.stats import med  # noqa: E402
 
 EXTRA = "\tnum-threads: %d\n\tverbosity: 1\n\tso-reuseport: yes\n"
-
-
-def build_tool(src, out, *flags):
-    """Compile a C file of bench/ into out (in the run's scratch dir)."""
-    subprocess.run(["cc", "-O2", "-Wall", "-o", out, os.path.join(HERE, src)]
-                   + list(flags), check=True)
-    return out
 
 
 def names_file(d):
@@ -146,7 +140,7 @@ def main():
                   args.seconds, args.reps)]
     with tempfile.TemporaryDirectory(prefix="steady-hits-data-") as d:
         hit = names_file(d)
-        floor = build_tool("udpfloor.c", os.path.join(d, "udpfloor"), "-lpthread")
+        floor = build_tool(os.path.join(HERE, "udpfloor.c"), d, "-lpthread")
         shim = build_spincount(d)
         report.append("| threads | rate | server | answers/s | answers per CPU second | "
                       "CPU µs per answer | share of the floor | lost |")
@@ -189,7 +183,7 @@ def main():
             report.append("- %s: %s, median %.3f (min %.3f, max %.3f)" % (
                 what, ", ".join("%.3f" % r for r in rs), statistics.median(rs), min(rs), max(rs)))
         report.append("")
-        report.append("Spinlock calls per cached answer, counted with bench/spincount.c "
+        report.append("Spinlock calls per cached answer, counted with testcode/harness/spincount.c "
                       "preloaded, at %d qps for %d s, by the function that initialised the "
                       "lock (lruhash_create: the table lock of a cache slab; bin_init: a bin "
                       "lock):\n" % (args.rate, args.seconds))

@@ -7,7 +7,7 @@ On a shared 2-CPU machine the max-rate qps of bench/hash_qps.py varies by
 +-25% from run to run, far more than hashing can change it. Instruction
 counts do not depend on the other load: the server runs under valgrind
 --tool=callgrind (one thread, loopback, the demo config of
-testcode/steady.py), the counters are zeroed after the warm-up, dnsperf
+testcode/harness/server.py), the counters are zeroed after the warm-up, dnsperf
 sends a fixed number of queries at a low fixed rate, and the counters are
 dumped. Reported per completed query: all instructions of the server, and
 the instructions in the cache hash functions (self cost of the functions
@@ -34,7 +34,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testcode"))
-from steady import Unbound, wait_running  # noqa: E402
+from harness.load import dnsperf  # noqa: E402
+from harness.server import Unbound, wait_running  # noqa: E402
 
 HASHES = ("lookup3", "xxh3")
 # functions whose self cost is hashing for the caches
@@ -64,14 +65,6 @@ class GrindUnbound(Unbound):
         raise RuntimeError("unbound did not come up:\n" + self.read_log())
 
 
-def dnsperf(port, datafile, seconds, qps, maxq=None):
-    cmd = ["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", datafile,
-           "-l", str(seconds), "-c", "4", "-q", "100", "-t", "5", "-Q", str(qps)]
-    if maxq:
-        cmd += ["-n", "1"]
-    out = subprocess.run(cmd, capture_output=True, text=True).stdout
-    m = re.search(r"Queries completed:\s+(\d+)", out)
-    return int(m.group(1)) if m else 0
 
 
 def costs(cgfile):
@@ -100,14 +93,14 @@ def one(build, hashname, workload, files):
         ub.start()
         try:
             if workload == "cache-hit":
-                dnsperf(ub.port, files["hit"], 30, 200, maxq=1)    # warm: each name once
+                dnsperf(ub.port, files["hit"], 30, 200, clients=4, outstanding=100, timeout=5, once=True)    # warm: each name once
                 subprocess.run(["callgrind_control", "-z", str(ub.proc.pid)],
                                capture_output=True, check=True)
-                done = dnsperf(ub.port, files["hit"], 10, 1000)
+                done = dnsperf(ub.port, files["hit"], 10, 1000, clients=4, outstanding=100, timeout=5)["completed"]
             else:
                 subprocess.run(["callgrind_control", "-z", str(ub.proc.pid)],
                                capture_output=True, check=True)
-                done = dnsperf(ub.port, files["random"], 10, 300)
+                done = dnsperf(ub.port, files["random"], 10, 300, clients=4, outstanding=100, timeout=5)["completed"]
             subprocess.run(["callgrind_control", "-d", str(ub.proc.pid)],
                            capture_output=True, check=True)
             time.sleep(1)

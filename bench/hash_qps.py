@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end benchmark of the cache hash function (issue: xxHash (XXH3) as
 a selectable, seeded hash for cache keys). One build, started on loopback
-with the demo config (testcode/steady.py) and `cache-hash: lookup3` or
+with the demo config (testcode/harness/server.py) and `cache-hash: lookup3` or
 `cache-hash: xxh3`, so that only the hash function differs:
 
   cache-hit    1000 names under the demo zone's wildcard, all cached after
@@ -22,51 +22,23 @@ Needs dnsperf. Take the benchmark lock: flock build/.bench.lock bench/hash_qps.p
 import argparse
 import os
 import random
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testcode"))
-from steady import Unbound  # noqa: E402
+from harness.load import dnsperf  # noqa: E402
+from harness.stats import med  # noqa: E402
+from harness.server import Unbound  # noqa: E402
 
 HASHES = ("lookup3", "xxh3")
 
 
-def cpu_seconds(pid):
-    """utime + stime of a process, all its threads, in seconds."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def dnsperf(port, datafile, seconds, clients=8, qps=None, pid=None):
-    cmd = ["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", datafile,
-           "-l", str(seconds), "-c", str(clients), "-q", "200", "-t", "2", "-b", "4096"]
-    if qps:
-        cmd += ["-Q", str(qps)]
-    cpu0 = cpu_seconds(pid) if pid else 0
-    out = subprocess.run(cmd, capture_output=True, text=True).stdout
-    cpu = cpu_seconds(pid) - cpu0 if pid else float("nan")
-    def grab(pat, cast=float):
-        m = re.search(pat, out)
-        return cast(m.group(1)) if m else float("nan")
-    done = grab(r"Queries completed:\s+(\d+)", int)
-    return {
-        "qps": grab(r"Queries per second:\s+([\d.]+)"),
-        "lost": grab(r"Queries lost:\s+(\d+)", int),
-        "avg_ms": grab(r"Average Latency \(s\):\s+([\d.]+)") * 1000,
-        "cpu_us": cpu / done * 1e6 if done else float("nan"),
-    }
 
 
-def med(values, fmt="%.0f"):
-    v = [x for x in values if x == x]
-    if not v:
-        return "n/a"
-    return "%s (%s–%s)" % (fmt % statistics.median(v), fmt % min(v), fmt % max(v))
 
 
 def one_run(build, hashname, threads, fn):

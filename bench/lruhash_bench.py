@@ -24,6 +24,8 @@ import sys
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "testcode"))
+from harness.stats import med  # noqa: E402
 BUILDS = {"stock": ("build/base", "build/stock"), "fork": ("build/src", "build/fork")}
 
 
@@ -59,10 +61,6 @@ def run(exe, *args):
     return {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", out)}
 
 
-def med(vals):
-    m = statistics.median(vals)
-    f = (lambda x: "%.0f" % x) if m >= 100 else (lambda x: "%.2f" % x) if m >= 1 else (lambda x: "%.4f" % x)
-    return "%s (%s–%s)" % (f(m), f(min(vals)), f(max(vals)))
 
 
 def compare(exes, reps, title, args, keys, report):

@@ -12,7 +12,7 @@ zonefile holds the new serial (and 1 s more, for the work after it):
   peak  its peak resident memory (VmHWM, reset before the update), MB,
         against its resident memory before the update;
   stall the longest answer, and the lost queries, of a probe
-        (bench/dnsprobe.c) asking a trigger that stays, at --rate qps
+        (testcode/harness/dnsprobe.c) asking a trigger that stays, at --rate qps
         (every query is checked against the RPZ, under its zone lock);
   apply seconds until the last new trigger answers.
 Median (min-max) of --reps runs each.
@@ -37,7 +37,9 @@ import dns.query
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
-from zonetest import KnotPrimary, Secondary, file_serial, notify, rpz_clause  # noqa: E402
+from harness.load import build_probe, cpu_seconds  # noqa: E402
+from harness.stats import med  # noqa: E402
+from harness.zone import KnotPrimary, Secondary, file_serial, notify, rpz_clause  # noqa: E402
 
 ZONE = "rpz.example."
 PROBE = "probe.bench."
@@ -77,10 +79,6 @@ class RpzZone:
         os.rename(path + ".new", path)
 
 
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def mem_kb(pid, key):
@@ -174,8 +172,6 @@ def one_run(label, build, zone, knot, sizes, threads, rate, probe_exe, tmp):
     return results
 
 
-def med(vals, fmt="%.0f"):
-    return "%s (%s–%s)" % (fmt % statistics.median(vals), fmt % min(vals), fmt % max(vals))
 
 
 def ratio(res, label, base, size, key):
@@ -199,9 +195,7 @@ def main():
               for b in a.builds.split(",")]
     res = {label: [] for label, _ in builds}
     with tempfile.TemporaryDirectory(prefix="steady-rpz-bench-") as tmp:
-        probe_exe = os.path.join(tmp, "dnsprobe")
-        subprocess.run(["cc", "-O2", "-o", probe_exe, os.path.join(HERE, "dnsprobe.c")],
-                       check=True)
+        probe_exe = build_probe(tmp)
         zone = RpzZone(a.names)
         knot = KnotPrimary(os.path.join(tmp, "knot"), [ZONE])
         zone.write(knot.zonefile(ZONE))

@@ -6,7 +6,7 @@ NSD on loopback is the primary of a zone of --sizes records and of a small
 zone; the secondary (stock build/stock, or the fork build/fork with its
 default auth-zone-io-thread: yes) keeps a zonefile. For every update of
 the large zone (--updates per configuration) the benchmark:
-  - runs bench/dnsprobe.c at --rate qps from 64 source ports for a name
+  - runs testcode/harness/dnsprobe.c at --rate qps from 64 source ports for a name
     in the small zone (the probe), and at 5% of that rate for a name in
     the zone being updated (the zone probe), lost after 2 s;
   - sends one NOTIFY, then a storm of NOTIFYs from 8 source ports every
@@ -36,7 +36,6 @@ the report, --extra server: clause lines for both (separated by ';')."""
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,7 +45,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
-from zonetest import (KnotPrimary, Primary, Secondary, file_serial,  # noqa: E402
+from harness.load import build_probe  # noqa: E402
+from harness.stats import med as fmt  # noqa: E402
+from harness.zone import (KnotPrimary, Primary, Secondary, file_serial,  # noqa: E402
                       notify, write_zone)
 sys.path.insert(0, HERE)
 from svgplot import line_plot  # noqa: E402
@@ -245,15 +246,6 @@ def knot_version():
     return "?"
 
 
-def fmt(vals):
-    vals = [v for v in vals if v == v]
-    if not vals:
-        return "n/a"
-    med = statistics.median(vals)
-
-    def f(x):
-        return ("%.0f" % x) if abs(x) >= 100 else ("%.3g" % x)
-    return "%s (%s–%s)" % (f(med), f(min(vals)), f(max(vals)))
 
 
 def main():
@@ -275,8 +267,7 @@ def main():
     extra = "\n".join("\t" + x.strip() for x in a.extra.split(";") if x.strip())
     knot = a.primary == "knot"
     tmp = tempfile.mkdtemp(prefix="steady-zbench-")
-    exe = os.path.join(tmp, "dnsprobe")
-    subprocess.run(["cc", "-O2", "-o", exe, os.path.join(HERE, "dnsprobe.c")], check=True)
+    exe = build_probe(tmp)
     results = {}
     for size in [int(x) for x in a.sizes.split(",")]:
         for threads in [int(x) for x in a.threads.split(",")]:

@@ -7,7 +7,7 @@ and sec.example. (--names names, signed, with a ZONEMD). unbound, with
 one thread, is the secondary of sec.example. with zonemd-check: yes and
 a stub for example.; after the transfer the check looks up the DS, and
 once it is there hashes the whole zone and verifies the ZONEMD. A probe
-(bench/dnsprobe.c) asks for a local-data name at --rate qps for --window
+(testcode/harness/dnsprobe.c) asks for a local-data name at --rate qps for --window
 seconds from the start (the zonefile must be on disk --settle seconds
 before its end); the report is the probe's max latency and lost queries,
 per configuration:
@@ -22,7 +22,6 @@ usage: flock build/.bench.lock bench/zonemd_stall.py [--names 200000]
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
-from zonetest import Primary, Secondary, SignedDelegation, file_serial  # noqa: E402
+from harness.load import build_probe  # noqa: E402
+from harness.stats import med  # noqa: E402
+from harness.zone import Primary, Secondary, SignedDelegation, file_serial  # noqa: E402
 
 PARENT = "example."
 ZONE = "sec.example."
@@ -86,8 +87,6 @@ def one_run(build, zonemd, zones, rate, window, settle, probe_exe, tmp):
             "on_disk": on_disk, "failed": failed}
 
 
-def med(vals, fmt="%.0f"):
-    return "%s (%s–%s)" % (fmt % statistics.median(vals), fmt % min(vals), fmt % max(vals))
 
 
 def main():
@@ -104,9 +103,7 @@ def main():
                ("fork-off", os.path.join(TOP, "build", "fork"), False)]
     res = {c[0]: [] for c in configs}
     with tempfile.TemporaryDirectory(prefix="steady-zonemd-bench-") as tmp:
-        probe_exe = os.path.join(tmp, "dnsprobe")
-        subprocess.run(["cc", "-O2", "-o", probe_exe, os.path.join(HERE, "dnsprobe.c")],
-                       check=True)
+        probe_exe = build_probe(tmp)
         t = time.monotonic()
         zones = SignedDelegation(os.path.join(tmp, "keys"), PARENT, ZONE, a.names)
         zones.child_signed = os.path.join(tmp, "child.signed")

@@ -8,14 +8,8 @@ set -eu
 [ $# -eq 2 ] || { echo "$usage" >&2; exit 2; }
 tree=$1 pdir=$2
 die() { echo "apply-series: error: $*" >&2; exit 1; }
-[ -f "$pdir/series" ] || die "no series file in $pdir"
-
-# Comments and blank lines are skipped; quilt's "-pN" options are not used
-# by either series, so any extra field is refused rather than ignored.
-sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$pdir/series" | while read -r p extra; do
-	[ -n "$p" ] || continue
-	[ -z "$extra" ] || die "series line '$p $extra': options are not supported"
-	[ -f "$pdir/$p" ] || die "patch $p is listed in $pdir/series but missing"
+names=$("$(dirname "$0")/series.sh" "$pdir") || exit 1
+for p in $names; do
 	if ! out=$(patch -d "$tree" -p1 -N -f --no-backup-if-mismatch \
 		--reject-file=- -i "$(cd "$pdir" && pwd)/$p" 2>&1); then
 		echo "$out" | grep -v '^patching file' >&2

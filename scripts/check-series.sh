@@ -35,9 +35,8 @@ die() { echo "check-series: error: $*" >&2; exit 1; }
 
 rm -rf "$work/patches"
 mkdir -p "$work/patches" "$work/logs"
-sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$pdir/series" | grep -v '^$' > "$work/patches/series" || true
+"$here/series.sh" "$pdir" > "$work/patches/series"
 while read -r p; do
-	[ -f "$pdir/$p" ] || die "patch $p is listed in $pdir/series but missing"
 	cp "$pdir/$p" "$work/patches/$p"
 done < "$work/patches/series"
 n=$(grep -c . "$work/patches/series" || true)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install the Debian packages needed to build and run the fork, or to test
 # it; does nothing when all are present.
-usage="usage: install-deps.sh [--list] [build|test]
+usage="usage: install-deps.sh [--list] [build|test|bench]
   build  (default) what make, make run, make install and make deb need:
          compilers, libraries, headers; no daemon
   test   build's packages plus the test tools (nsd, knot, dnsperf, ...).
@@ -9,6 +9,9 @@ usage="usage: install-deps.sh [--list] [build|test]
          that stops apt from starting any service, and every service of
          a package this run installed is stopped and disabled, so no
          daemon runs or starts at boot with Debian's default config
+  bench  test's packages plus the peers make bench compares the fork
+         with (PowerDNS Recursor, Knot Resolver, BIND 9) and dnsdist,
+         installed the same way, their services stopped and disabled
   --list print the packages of the group and exit"
 
 set -eu
@@ -32,6 +35,9 @@ python3-dev swig python3 bind9-dnsutils dns-root-data"
 test_pkgs="libcmocka-dev clang libclang-rt-dev python3-dnspython ldnsutils nsd
 knot dnsperf rsync procps ccache dpkg-repack locales valgrind prometheus strace
 systemd"
+# bench: the resolvers operators choose instead, and the load balancer of
+# the scale-out benchmark (bench/peers.py, bench/scale_out.py).
+bench_pkgs="pdns-recursor knot-resolver bind9 dnsdist"
 
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }
@@ -39,6 +45,7 @@ group=${1:-build}
 case $group in
 build) pkgs=$build_pkgs ;;
 test) pkgs="$build_pkgs $test_pkgs" ;;
+bench) pkgs="$build_pkgs $test_pkgs $bench_pkgs" ;;
 *) echo "$usage" >&2; exit 2 ;;
 esac
 [ $# -le 1 ] || { echo "$usage" >&2; exit 2; }

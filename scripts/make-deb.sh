@@ -42,8 +42,8 @@ ln -s "$dl/$BASE_ORIG_FILE" "$work/${BASE_PACKAGE}_$BASE_UPSTREAM_VERSION.orig.t
 mkdir "$tree/debian/patches/steady"
 [ -z "$(tail -c 1 "$tree/debian/patches/series")" ] || echo >> "$tree/debian/patches/series"
 n=0 list=""
-for p in $(sed -e 's/#.*//' "$pdir/series"); do
-	[ -f "$pdir/$p" ] || die "patch $p is listed in $pdir/series but missing"
+names=$("$here/series.sh" "$pdir") || exit 1
+for p in $names; do
 	cp "$pdir/$p" "$tree/debian/patches/steady/$p"
 	echo "steady/$p" >> "$tree/debian/patches/series"
 	n=$((n + 1)) list="$list $p"

@@ -16,6 +16,7 @@ die() { echo "make-src: error: $*" >&2; exit 1; }
 . "$here/pin.sh"
 pin_load || exit 1
 pinid=$(pin_id)
+names=$("$here/series.sh" "$pdir") || exit 1
 
 # A work tree that differs from patches/ is work in progress: build it as
 # it is and say so; FORCE=1 rebuilds it from patches/.
@@ -67,9 +68,7 @@ GIT_AUTHOR_DATE="2000-01-01T00:00:00Z" GIT_COMMITTER_DATE="2000-01-01T00:00:00Z"
 	git commit -q -m "$(base_subject)"
 git tag base
 git config steady.base "$pinid"
-sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$pdir/series" | while read -r p; do
-	[ -n "$p" ] || continue
-	[ -f "$pdir/$p" ] || die "patch $p is listed in $pdir/series but missing"
+for p in $names; do
 	git am -q --keep-cr "$pdir/$p" >/dev/null 2>"$tmp/.git/am.err" || {
 		cat "$tmp/.git/am.err" >&2
 		die "patch $p does not apply to the base (git am failed)"

@@ -356,9 +356,7 @@ def main(argv):
     tarball = os.path.join(dl, pin["BASE_ORIG_FILE"])
     if not os.path.exists(tarball):
         sys.exit("make-upstream: error: no %s (run make base)" % tarball)
-    with open(os.path.join(pdir, "series")) as f:
-        names = [l.split("#", 1)[0].strip() for l in f]
-    names = [n for n in names if n]
+    names = run([os.path.join(TOP, "scripts", "series.sh"), pdir]).stdout.split()
     # Read every patch first: patches/ may change while this runs.
     patches = []
     for i, n in enumerate(names, 1):

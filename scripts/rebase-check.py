@@ -103,8 +103,7 @@ def main():
         if r.returncode != 0:
             die("the series does not apply to the current base %s:\n%s" % (oldbase, r.stderr))
         commits = git(old, "rev-list", "--reverse", "base..HEAD").stdout.split()
-        names = [p for p in (line.split("#")[0].strip() for line in open(os.path.join(pdir, "series")))
-                 if p]
+        names = run([os.path.join(TOP, "scripts", "series.sh"), pdir]).stdout.split()
         if len(names) != len(commits):
             die("%d patches in the series but %d commits" % (len(names), len(commits)))
 

@@ -22,7 +22,7 @@ CNAME and its target; the zonefiles on disk always parse, complete, at a
 serial that never goes down; the statistics add up (thread sums, no
 count below zero); no sanitizer report, no crash, a clean exit; the
 resident memory of each lifetime does not grow after warm-up; and
-bench/dnsprobe.c's queries (100/s to one zone name) are all answered
+testcode/harness/dnsprobe.c's queries (100/s to one zone name) are all answered
 within 100 ms, outside the planned outages (SIGHUP, reload, kill -9).
 
 usage: soak.py BUILDDIR [--duration SECONDS] [--seed N] [--report FILE]
@@ -45,7 +45,8 @@ import dns.query
 import dns.rcode
 import dns.rdatatype
 
-from zonetest import (KnotPrimary, Primary, Secondary, check_zonefile,
+from harness.load import build_probe
+from harness.zone import (KnotPrimary, Primary, Secondary, check_zonefile,
                       file_serial, host_serial_byte, notify, write_zone)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -472,9 +473,7 @@ def main():
     rnd = random.Random(a.seed)
     st = State()
     with tempfile.TemporaryDirectory(prefix="steady-soak-") as tmp:
-        probe_bin = os.path.join(tmp, "dnsprobe")
-        subprocess.run(["cc", "-O2", "-o", probe_bin,
-                        os.path.join(HERE, "..", "bench", "dnsprobe.c")], check=True)
+        probe_bin = build_probe(tmp)
         nsd = Primary(os.path.join(tmp, "nsd"), [NSD_ZONE])
         knot = KnotPrimary(os.path.join(tmp, "knot"), [KNOT_ZONE])
         write_zone(nsd.zonefile(NSD_ZONE), NSD_ZONE, 1, NAMES, pairs=True)

@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from steady import Unbound
+from harness.server import Unbound
 
 NAMES = 2000
 

@@ -28,8 +28,8 @@ import dns.message
 import dns.query
 import dns.rcode
 
-from steady import Unbound
-from zonetest import Primary, dnssec_keys, sign_zone
+from harness.server import Unbound
+from harness.zone import Primary, dnssec_keys, sign_zone
 
 ZONE = """$ORIGIN {origin}
 $TTL 3600

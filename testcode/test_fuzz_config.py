@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 
-from steady import Unbound, TOP
+from harness.server import Unbound, TOP
 
 KNOWN = {
     "hash-integrity-check": ["yes", "no"],

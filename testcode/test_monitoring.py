@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-from steady import TOP, Unbound
+from harness.server import TOP, Unbound
 
 CONF = os.path.join(TOP, "conf", "monitoring")
 RULES = os.path.join(CONF, "unbound-steady-alerts.yml")

@@ -9,6 +9,7 @@ import email.parser
 import email.policy
 import os
 import re
+import subprocess
 import sys
 
 USAGE = "usage: test_patch_messages.py [PATCHDIR]  (default: patches/ of this repository)"
@@ -60,8 +61,8 @@ def main(argv):
         sys.exit(USAGE)
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     pdir = argv[1] if len(argv) == 2 else os.path.join(top, "patches")
-    with open(os.path.join(pdir, "series")) as f:
-        names = [l.split("#")[0].strip() for l in f if l.split("#")[0].strip()]
+    names = subprocess.run([os.path.join(top, "scripts", "series.sh"), pdir], check=True,
+                           capture_output=True, text=True).stdout.split()
     problems = []
     for name in names:
         with open(os.path.join(pdir, name)) as f:

@@ -17,7 +17,7 @@ fails=0
 ok() { echo "  ok: $*"; }
 bad() { echo "  FAIL: $*"; fails=$((fails + 1)); }
 
-n=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/patches/series" | wc -l)
+n=$("$top/scripts/series.sh" "$top/patches" | wc -l)
 sample=$(grep '^Unbound Steady patch level [0-9]' "$readme" | head -n 1)
 want="Unbound Steady patch level $n, on Debian's unbound $BASE_DEBIAN_VERSION with its security patches; known upstream CVEs not fixed: $BASE_UNFIXED_CVES "
 case $sample in

@@ -21,7 +21,7 @@ bad() { echo "  FAIL: $*"; fails=$((fails + 1)); }
 check() { "$top/scripts/rebase-check.py" "$base" "$tmp/patches" "$1" "$tmp/out" > "$tmp/log" 2>&1; }
 
 mkdir "$tmp/patches"
-sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$pdir/series" | head -n 3 > "$tmp/patches/series"
+"$top/scripts/series.sh" "$pdir" | head -n 3 > "$tmp/patches/series"
 for p in $(cat "$tmp/patches/series"); do cp "$pdir/$p" "$tmp/patches/"; done
 first=$(head -n 1 "$tmp/patches/series")
 # A line that the first patch removes (changes), and its file: changed

@@ -27,9 +27,9 @@ import sys
 import tempfile
 import time
 
-from steady import Unbound
+from harness.server import Unbound
 from test_wildcard_hash import burst
-from zonetest import Primary, verdict
+from harness.zone import Primary, verdict
 
 MAX_COLLISIONS = 32
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from steady import Unbound
+from harness.server import Unbound
 
 usage = "usage: test_scrapers.py BUILDDIR FORK_SRCDIR BASE_SRCDIR"
 CACHES = ["msg", "rrset", "infra", "key", "ratelimit", "ip_ratelimit",

@@ -13,7 +13,7 @@ import dns.message
 import dns.query
 import dns.rdatatype
 
-from steady import Unbound, rcode_text
+from harness.server import Unbound, rcode_text
 
 usage = "usage: test_smoke.py BUILDDIR"
 

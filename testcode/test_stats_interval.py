@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from steady import Unbound
+from harness.server import Unbound
 
 NAME = "rrset.cache.max_collisions_interval"
 

@@ -3,7 +3,7 @@
 lock per slab of each cache, taken by thread 0, also with the reset
 that the stats command does (issue: cache code that survives review,
 item 7). unbound runs with one thread, 1024 slabs in every cache and
-bench/spincount.c preloaded, which counts the pthread_spin_lock() calls
+testcode/harness/spincount.c preloaded, which counts the pthread_spin_lock() calls
 on the locks that lruhash_create() initialised (the caches' table
 locks). Around each of stats_noreset and stats, the count must be at
 most the number of slabs of all caches (plus a few for the queries the
@@ -17,7 +17,7 @@ import os
 import sys
 import tempfile
 
-from steady import Unbound, build_spincount, spincount_snapshot
+from harness.server import Unbound, build_spincount, spincount_snapshot
 
 SLABS = 1024
 # msg, rrset, infra hosts, key, domain and client ratelimits, subnet

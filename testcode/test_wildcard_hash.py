@@ -20,7 +20,7 @@ import time
 
 import struct
 
-from steady import Unbound
+from harness.server import Unbound
 
 MAX_COLLISIONS = 32
 

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 
-from zonetest import (Primary, Secondary, check_zonefile, file_serial,
+from harness.zone import (Primary, Secondary, check_zonefile, file_serial,
                       notify, verdict, write_zone)
 
 ZONE = "example.net."

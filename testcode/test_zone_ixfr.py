@@ -18,7 +18,7 @@ import tempfile
 import dns.message
 import dns.query
 
-from zonetest import (KnotPrimary, Secondary, file_serial, notify, verdict,
+from harness.zone import (KnotPrimary, Secondary, file_serial, notify, verdict,
                       write_zone, zone_text)
 
 ZONE = "example.net."

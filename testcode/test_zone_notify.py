@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 
-from zonetest import (Primary, Secondary, build_preload, file_serial, notify,
+from harness.zone import (Primary, Secondary, build_preload, file_serial, notify,
                       verdict, thread_wakeups, write_zone)
 
 BIG, SMALL = "big.example.", "small.example."

@@ -33,7 +33,7 @@ import dns.message
 import dns.query
 import dns.rdatatype
 
-from zonetest import (Primary, Secondary, build_preload, check_zonefile,
+from harness.zone import (Primary, Secondary, build_preload, check_zonefile,
                       file_serial, notify, soa_serial, verdict, write_zone)
 
 # fwrite()s per sleep of the shim; the zonefile writer does about one per RR

@@ -39,7 +39,7 @@ import dns.rdataclass
 import dns.rdatatype
 import dns.zone
 
-from zonetest import KnotPrimary, Secondary, file_serial, notify, verdict
+from harness.zone import KnotPrimary, Secondary, file_serial, notify, verdict
 
 ZONE = "rt.example."
 

@@ -26,7 +26,7 @@ import dns.message
 import dns.query
 import dns.rcode
 
-from zonetest import (KnotPrimary, Secondary, checker, file_serial, notify, rpz_clause,
+from harness.zone import (KnotPrimary, Secondary, checker, file_serial, notify, rpz_clause,
                       verdict, wait_for)
 
 ZONE = "rpz.example."

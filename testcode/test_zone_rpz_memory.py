@@ -22,7 +22,7 @@ import time
 import dns.message
 import dns.query
 
-from zonetest import (KnotPrimary, Secondary, checker, file_serial, notify, rpz_clause,
+from harness.zone import (KnotPrimary, Secondary, checker, file_serial, notify, rpz_clause,
                       verdict, wait_for)
 
 ZONE = "rpz.example."

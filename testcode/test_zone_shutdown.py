@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from zonetest import (Primary, Secondary, check_zonefile, notify, verdict,
+from harness.zone import (Primary, Secondary, check_zonefile, notify, verdict,
                       write_zone)
 
 

@@ -3,7 +3,7 @@
 (every name has two A records that carry the serial) and a small one;
 the built unbound is their secondary with two threads. For each update
 of the large zone, while it is transferred, applied and written:
-  - a probe (bench/dnsprobe.c) asks for a name in the small zone at a
+  - a probe (testcode/harness/dnsprobe.c) asks for a name in the small zone at a
     fixed rate from many source ports, so both threads get queries;
   - 5% as many queries ask for names in the zone being updated; every
     answer must be consistent with exactly one serial (both records of a
@@ -36,19 +36,13 @@ import time
 import dns.message
 import dns.query
 
-from zonetest import (Primary, Secondary, check_zonefile,
+from harness.load import build_probe
+from harness.zone import (Primary, Secondary, check_zonefile,
                       notify, write_zone)
 
 ZONE = "example.net."
 SMALL = "other.example."
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def build_probe(tmp):
-    exe = os.path.join(tmp, "dnsprobe")
-    subprocess.run(["cc", "-O2", "-o", exe,
-                    os.path.join(HERE, "..", "bench", "dnsprobe.c")], check=True)
-    return exe
 
 
 def rss_kb(pid):

@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 
-from zonetest import (Primary, Secondary, check_zonefile, file_serial,
+from harness.zone import (Primary, Secondary, check_zonefile, file_serial,
                       ldns_check, notify, verdict, write_zone)
 
 ZONE = "example.net."

@@ -18,8 +18,8 @@ import threading
 import dns.message
 import dns.query
 
-from steady import free_port
-from zonetest import Secondary, checker, verdict, wait_for
+from harness.server import free_port
+from harness.zone import Secondary, checker, verdict, wait_for
 
 ZONE = "url.example."
 

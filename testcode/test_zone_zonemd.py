@@ -46,8 +46,8 @@ import dns.query
 import dns.rcode
 import dns.rdatatype
 
-from steady import free_port
-from zonetest import (KnotPrimary, Primary, Secondary, SignedDelegation,
+from harness.server import free_port
+from harness.zone import (KnotPrimary, Primary, Secondary, SignedDelegation,
                       checker, file_serial, notify, verdict, wait_for)
 
 PARENT = "example."

@@ -1,5 +1,5 @@
 /*
- * bench/spincount.c - an LD_PRELOAD library that counts how often each
+ * testcode/harness/spincount.c - an LD_PRELOAD library that counts how often each
  * pthread spinlock of a process is taken, and which function initialised
  * it, for Unbound Steady's cache-hit benchmark (bench/cache_hits.py):
  * unbound's lock_quick locks are pthread spinlocks, and a table lock is

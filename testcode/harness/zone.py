@@ -1,15 +1,13 @@
 """Helpers for the zone transfer tests and benchmarks of Unbound Steady:
 NSD as the primary on loopback, the fork (or stock) as a secondary with a
-zonefile, NOTIFY, the serial of a zonefile on disk, and a latency probe.
+zonefile, NOTIFY and the serial of a zonefile on disk (the latency probe
+is harness.load.Probe).
 Everything stays on 127.0.0.1 and every process is stopped by PID."""
 
 import os
 import re
-import select
 import signal
-import socket
 import subprocess
-import threading
 import time
 
 import dns.flags
@@ -19,7 +17,7 @@ import dns.query
 import dns.rcode
 import dns.rdatatype
 
-from steady import free_port, wait_running
+from .server import free_port, loopback_conf, wait_running
 
 
 def zone_text(origin, serial, nrecords, pairs=False, fixed=False, vary=0):
@@ -455,41 +453,24 @@ class Secondary:
         self.conf = os.path.join(self.rundir, "unbound.conf")
         self.log = os.path.join(self.rundir, "unbound.log")
         self.proc = None
-        lines = ["server:",
-                 "\tinterface: 127.0.0.1", "\tport: %d" % self.port,
-                 "\tdo-ip6: no", "\tdo-daemonize: no", "\tusername: \"\"",
-                 "\tchroot: \"\"", "\tdirectory: \"%s\"" % self.rundir,
-                 "\tpidfile: \"%s/unbound.pid\"" % self.rundir,
-                 "\tuse-syslog: no", "\tlogfile: \"%s\"" % self.log,
-                 "\tlog-time-ascii: yes",
-                 "\tverbosity: %d" % verbosity,
-                 "\tnum-threads: %d" % threads,
-                 "\tso-reuseport: yes",
-                 "\tmodule-config: \"iterator\"",
-                 "\textended-statistics: yes",
-                 "\toutgoing-interface: 127.0.0.1",
-                 "\tdo-not-query-localhost: no",
-                 "\tso-rcvbuf: 4m"]
+        server = ["log-time-ascii: yes"]
         if io_thread is not None:
-            lines.append("\tauth-zone-io-thread: %s" % ("yes" if io_thread else "no"))
-        if extra:
-            lines.append(extra)
-        lines += ["stub-zone:", "\tname: \".\"", "\tstub-addr: 127.0.0.1@9"]
+            server.append("auth-zone-io-thread: %s" % ("yes" if io_thread else "no"))
+        clauses = []
         for z in zones:
-            lines += ["auth-zone:", "\tname: \"%s\"" % z,
-                      "\tprimary: 127.0.0.1@%d" % (
-                          primary_port[z] if isinstance(primary_port, dict)
-                          else primary_port),
-                      "\tzonefile: \"%s\"" % self.zonefile(z),
-                      "\tfor-downstream: %s" % ("yes" if for_downstream and
-                                               z not in upstream_only else "no"),
-                      "\tfor-upstream: yes", "\tfallback-enabled: no"]
-        lines += ["remote-control:", "\tcontrol-enable: yes",
-                  "\tcontrol-interface: 127.0.0.1",
-                  "\tcontrol-port: %d" % self.control_port,
-                  "\tcontrol-use-cert: no"]
+            clauses += ["auth-zone:", "\tname: \"%s\"" % z,
+                        "\tprimary: 127.0.0.1@%d" % (
+                            primary_port[z] if isinstance(primary_port, dict)
+                            else primary_port),
+                        "\tzonefile: \"%s\"" % self.zonefile(z),
+                        "\tfor-downstream: %s" % ("yes" if for_downstream and
+                                                 z not in upstream_only else "no"),
+                        "\tfor-upstream: yes", "\tfallback-enabled: no"]
+        text = loopback_conf(self.rundir, self.port, self.control_port,
+                             threads=threads, verbosity=verbosity, server=server,
+                             extra=extra, clauses=clauses)
         with open(self.conf, "w") as f:
-            f.write("\n".join(lines) + "\n")
+            f.write(text)
 
     def zonefile(self, zone):
         return os.path.join(self.zonedir, zone.rstrip(".") + ".zone")
@@ -593,103 +574,3 @@ def rpz_clause(secondary, zone, server_extra=""):
                         "\tmodule-config: \"respip iterator\"\n" + server_extra)
     with open(secondary.conf, "w") as f:
         f.write(text)
-
-
-class Probe(threading.Thread):
-    """Sends A queries for name to 127.0.0.1:port at rate per second, from
-    nsock source ports (so SO_REUSEPORT spreads them over the threads), and
-    records (send time, latency or None) per query; a query unanswered
-    after timeout seconds is lost. Stop with stop(); then results()."""
-
-    def __init__(self, port, name, rate=500, nsock=32, timeout=1.0,
-                 check=None):
-        super().__init__(daemon=True)
-        self.port, self.name, self.rate = port, name, rate
-        self.nsock, self.timeout, self.check = nsock, timeout, check
-        self.done = threading.Event()
-        self.sent = {}       # (sock index, id) -> send time
-        self.records = []    # (send time, latency or None, sock index)
-        self.bad = []        # answers that fail the check
-        self.lock = threading.Lock()
-
-    def run(self):
-        socks = []
-        for _ in range(self.nsock):
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.bind(("127.0.0.1", 0))
-            s.setblocking(False)
-            socks.append(s)
-        fdmap = {s.fileno(): i for i, s in enumerate(socks)}
-        poller = select.poll()
-        for s in socks:
-            poller.register(s, select.POLLIN)
-        interval = 1.0 / self.rate
-        nextsend = time.monotonic()
-        qid = 0
-        while not self.done.is_set() or self.sent:
-            now = time.monotonic()
-            if not self.done.is_set():
-                while nextsend <= now:
-                    qid = (qid + 1) & 0xffff
-                    i = qid % self.nsock
-                    q = dns.message.make_query(self.name, "A")
-                    q.id = qid
-                    try:
-                        socks[i].sendto(q.to_wire(), ("127.0.0.1", self.port))
-                        self.sent[(i, qid)] = time.monotonic()
-                    except BlockingIOError:
-                        self.records.append((now, None, i))
-                    nextsend += interval
-            # expire
-            for key, t in list(self.sent.items()):
-                if now - t > self.timeout:
-                    del self.sent[key]
-                    self.records.append((t, None, key[0]))
-            if self.done.is_set() and not self.sent:
-                break
-            wait = max(0.0, min(nextsend - time.monotonic(), 0.01))
-            for fd, _ in poller.poll(wait * 1000):
-                i = fdmap[fd]
-                while True:
-                    try:
-                        data = socks[i].recv(4096)
-                    except BlockingIOError:
-                        break
-                    t = time.monotonic()
-                    try:
-                        msg = dns.message.from_wire(data)
-                    except Exception:
-                        continue
-                    t0 = self.sent.pop((i, msg.id), None)
-                    if t0 is None:
-                        continue
-                    self.records.append((t0, t - t0, i))
-                    if self.check:
-                        why = self.check(msg)
-                        if why:
-                            self.bad.append(why)
-        for s in socks:
-            s.close()
-
-    def stop(self):
-        self.done.set()
-        self.join(self.timeout + 5)
-
-    def results(self, t_from=None, t_to=None):
-        """Summary of the records sent in [t_from, t_to): count, lost,
-        max and p99.9 latency in seconds."""
-        lat, lost, n = [], 0, 0
-        for t, l, _ in self.records:
-            if t_from is not None and t < t_from:
-                continue
-            if t_to is not None and t >= t_to:
-                continue
-            n += 1
-            if l is None:
-                lost += 1
-            else:
-                lat.append(l)
-        lat.sort()
-        p999 = lat[min(len(lat) - 1, int(len(lat) * 0.999))] if lat else None
-        return {"n": n, "lost": lost, "max": lat[-1] if lat else None,
-                "p999": p999}

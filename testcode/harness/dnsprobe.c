@@ -1,5 +1,5 @@
 /*
- * bench/dnsprobe.c - a DNS latency probe for Unbound Steady's zone
+ * testcode/harness/dnsprobe.c - a DNS latency probe for Unbound Steady's zone
  * transfer tests and benchmarks.
  *
  * Sends A queries for one name to a server at a fixed rate, spread over

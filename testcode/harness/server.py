@@ -1,6 +1,7 @@
-"""Helpers for Unbound Steady's integration tests: start the built unbound
-on loopback with the embedded default config, query it, read its statistics
-and stop it by PID. Used by the test_*.py scripts in this directory."""
+"""Unbound on loopback for Unbound Steady's tests and benchmarks: free
+ports, the loopback configuration every test and benchmark server starts
+from, the built unbound with the demo config (make run's), queries,
+statistics, and a stop by PID."""
 
 import os
 import signal
@@ -12,7 +13,8 @@ import dns.message
 import dns.query
 import dns.rcode
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
 
 
 def free_port():
@@ -47,13 +49,60 @@ def wait_running(server, timeout):
     return False
 
 
+def loopback_conf(rundir, port, control_port, threads=2, verbosity=1,
+                  server=(), extra="", clauses=()):
+    """The text of an unbound.conf that keeps everything on 127.0.0.1:
+    listens on port, runs in the foreground from rundir (pidfile, log),
+    iterator only, extended statistics, remote control on control_port
+    without certificates, and "." stubbed to a closed port so that no
+    query leaves the machine. server: more server: lines (without the
+    tab); extra: raw text appended to the server: clause; clauses: lines
+    of the clauses that follow it (stub-zone:, auth-zone:, ...)."""
+    lines = ["server:",
+             "\tinterface: 127.0.0.1", "\tport: %d" % port,
+             "\tdo-ip6: no", "\tdo-daemonize: no", "\tusername: \"\"",
+             "\tchroot: \"\"", "\tdirectory: \"%s\"" % rundir,
+             "\tpidfile: \"%s/unbound.pid\"" % rundir,
+             "\tuse-syslog: no", "\tlogfile: \"%s/unbound.log\"" % rundir,
+             "\tverbosity: %d" % verbosity,
+             "\tnum-threads: %d" % threads,
+             "\tso-reuseport: yes",
+             "\tmodule-config: \"iterator\"",
+             "\textended-statistics: yes",
+             "\toutgoing-interface: 127.0.0.1",
+             "\tdo-not-query-localhost: no",
+             "\tso-rcvbuf: 4m"]
+    lines += ["\t" + line for line in server]
+    if extra:
+        lines.append(extra)
+    lines += ["stub-zone:", "\tname: \".\"", "\tstub-addr: 127.0.0.1@9"]
+    lines += list(clauses)
+    lines += ["remote-control:", "\tcontrol-enable: yes",
+              "\tcontrol-interface: 127.0.0.1",
+              "\tcontrol-port: %d" % control_port,
+              "\tcontrol-use-cert: no"]
+    return "\n".join(lines) + "\n"
+
+
+def build_tool(src, d, *flags):
+    """Compile the C tool src (a path, or the name of one in this
+    directory: "dnsprobe", "spincount") into directory d; returns the
+    executable's path. flags: -shared, -f... go before the source,
+    libraries after it."""
+    if os.sep not in src:
+        src = os.path.join(HERE, src + ".c")
+    name = os.path.splitext(os.path.basename(src))[0]
+    pre = [f for f in flags if f.startswith("-f") or f == "-shared"]
+    post = [f for f in flags if f not in pre]
+    out = os.path.join(d, name + (".so" if "-shared" in flags else ""))
+    subprocess.run(["cc", "-O2", "-Wall"] + pre + ["-o", out, src] + post, check=True)
+    return out
+
+
 def build_spincount(d):
-    """Compile bench/spincount.c, the LD_PRELOAD spinlock counter, into
+    """Compile testcode/harness/spincount.c, the LD_PRELOAD spinlock counter, into
     directory d; returns the library's path."""
-    shim = os.path.join(d, "spincount.so")
-    subprocess.run(["cc", "-O2", "-Wall", "-shared", "-fPIC", "-o", shim,
-                    os.path.join(TOP, "bench", "spincount.c"), "-ldl", "-lpthread"], check=True)
-    return shim
+    return build_tool("spincount", d, "-shared", "-fPIC", "-ldl", "-lpthread")
 
 
 def spincount_snapshot(out, n, binary):
