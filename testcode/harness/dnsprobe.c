@@ -12,14 +12,18 @@
  * latency -1 for a lost query, so that windows of time can be analysed.
  *
  * A NAME that starts with "%r." gets a new random first label for every
- * query (a cache miss each, as dnsperf's udp-random).
+ * query (a cache miss each, as dnsperf's udp-random). With -w N the
+ * first label cycles through N labels instead, the same in every run (a
+ * warm set of N names for cache hits): label i is the 12 hex digits of
+ * i, least significant first (harness.load.warm_names writes them).
  *
  * SIGTERM ends the run early, as if SECONDS were over: the outstanding
  * queries get their timeout, then the summary and FILE are written.
  *
  * usage: dnsprobe -p PORT -q NAME [-s ADDR] [-r RATE] [-n SOCKETS]
- *                 [-d SECONDS] [-t TIMEOUT_MS] [-o FILE]
+ *                 [-d SECONDS] [-t TIMEOUT_MS] [-o FILE] [-w N]
  */
+#define _GNU_SOURCE /* ppoll */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -120,10 +124,12 @@ main(int argc, char** argv)
 	size_t nlat = 0, lost = 0, answered = 0;
 	uint16_t* ids;
 	int random_label;
+	/* with -w: the number of names of the warm set, else 0 */
+	long warm = 0;
 	char rname[300];
 	uint64_t rstate = (uint64_t)now_ns() ^ ((uint64_t)getpid() << 32);
 
-	while((c = getopt(argc, argv, "s:p:q:r:n:d:t:o:")) != -1) {
+	while((c = getopt(argc, argv, "s:p:q:r:n:d:t:o:w:")) != -1) {
 		switch(c) {
 		case 's': addr = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -133,15 +139,16 @@ main(int argc, char** argv)
 		case 'd': seconds = atof(optarg); break;
 		case 't': timeout = (int64_t)atoi(optarg) * 1000000LL; break;
 		case 'o': outfile = optarg; break;
+		case 'w': warm = atol(optarg); break;
 		default: goto usage;
 		}
 	}
 	if(!port || !name || nsock < 1 || nsock > MAX_SOCKS || rate <= 0 ||
-		seconds <= 0) {
+		seconds <= 0 || warm < 0) {
 	usage:
 		fprintf(stderr, "usage: dnsprobe -p PORT -q NAME [-s ADDR] "
 			"[-r RATE] [-n SOCKETS] [-d SECONDS] [-t TIMEOUT_MS] "
-			"[-o FILE]\n");
+			"[-o FILE] [-w N]\n");
 		return 2;
 	}
 	random_label = (strncmp(name, "%r.", 3) == 0);
@@ -196,6 +203,7 @@ main(int argc, char** argv)
 	nq = 0;
 	while(1) {
 		int64_t wait;
+		struct timespec wts;
 		t = now_ns();
 		if(stop_now && t < end)
 			end = t;
@@ -213,11 +221,15 @@ main(int argc, char** argv)
 				static const char hex[] = "0123456789abcdef";
 				uint64_t z;
 				int k;
-				rstate += 0x9e3779b97f4a7c15ULL;
-				z = rstate;
-				z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-				z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-				z ^= z >> 31;
+				if(warm) {
+					z = (uint64_t)(nq % (size_t)warm);
+				} else {
+					rstate += 0x9e3779b97f4a7c15ULL;
+					z = rstate;
+					z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+					z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+					z ^= z >> 31;
+				}
 				for(k = 0; k < 12; k++)
 					pkt[13+k] = (uint8_t)hex[(z >> (4*k)) & 15];
 			}
@@ -238,9 +250,14 @@ main(int argc, char** argv)
 		wait = (t < end ? next - t : end + timeout - t);
 		if(wait < 0)
 			wait = 0;
-		if(poll(pfd, (nfds_t)nsock, (int)(wait / 1000000)) < 0 &&
+		/* ppoll: poll()'s millisecond timeout is 0 for the waits under
+		 * 1 ms between queries at rates over 1000/s, and the probe
+		 * would spin on a CPU the server under test needs */
+		wts.tv_sec = (time_t)(wait / 1000000000);
+		wts.tv_nsec = (long)(wait % 1000000000);
+		if(ppoll(pfd, (nfds_t)nsock, &wts, NULL) < 0 &&
 			errno != EINTR) {
-			perror("poll");
+			perror("ppoll");
 			return 1;
 		}
 		for(i = 0; i < nsock; i++) {

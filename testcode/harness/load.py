@@ -3,6 +3,7 @@ the latency probe testcode/harness/dnsprobe.c (one record per query, so
 that windows of time can be analysed), and the CPU time of a process."""
 
 import os
+import random
 import re
 import signal
 import subprocess
@@ -51,6 +52,25 @@ def dnsperf(port, datafile, seconds, qps=None, clients=8, pid=None,
     }
 
 
+def warm_label(i):
+    """The first label of name i of dnsprobe's -w warm set: the 12 hex
+    digits of i, least significant first."""
+    return "".join("0123456789abcdef"[(i >> (4 * k)) & 15] for k in range(12))
+
+
+def names_file(path, zone, n=0, random_labels=0, seed=1):
+    """Write a dnsperf data file under zone: the n names of dnsprobe's
+    warm set (warm_label), or random_labels random 12-hex-digit labels
+    (each a cache miss); A queries. Returns path."""
+    rnd = random.Random(seed)
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write("%s.%s A\n" % (warm_label(i), zone))
+        for _ in range(random_labels):
+            f.write("%012x.%s A\n" % (rnd.getrandbits(48), zone))
+    return path
+
+
 def build_probe(d):
     """Compile dnsprobe.c into directory d; returns its path."""
     return build_tool("dnsprobe", d)
@@ -60,16 +80,18 @@ class Probe:
     """dnsprobe (exe, from build_probe) sending A queries for name to
     127.0.0.1:port at rate per second from sockets source ports for
     seconds, each lost after timeout_ms; name "%r.ZONE" asks a new random
-    label each time. start() runs it in the background, wait() or stop()
+    label each time, or with warm=N the N names of the warm set in turn. start() runs it in the background, wait() or stop()
     ends it; then summary (dnsprobe's key=value line) and records()
     [(send time s, monotonic clock; latency ms or None if lost)]."""
 
     def __init__(self, exe, port, name, rate, seconds, path, sockets=64,
-                 timeout_ms=2000):
+                 timeout_ms=2000, warm=0):
         self.path = path
         self.cmd = [exe, "-p", str(port), "-q", name, "-r", str(rate),
                     "-n", str(sockets), "-d", str(seconds),
                     "-t", str(timeout_ms), "-o", path]
+        if warm:
+            self.cmd += ["-w", str(warm)]
         self.proc = None
         self.summary = {}
 

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Scale-out: dnsdist on loopback in front of a pool of 3 unbound backends
+(doc/scale-out.md), a pool of forks and then a pool of stock, each with
+policy chashed (consistent hashing on the query name) and roundrobin.
+
+Each backend (bench/resolvers.py: 2 threads, large caches) stubs the
+wildcard zone to NSD and is a secondary (auth-zone) of a zone of
+--zone-records records. dnsdist health-checks every backend at its
+defaults (every second, 1 s timeout, down after 1 failed check; the check
+name is a name of the wildcard zone, as there is no root here). Traffic
+through dnsdist for --seconds, from two probes (testcode/harness/dnsprobe.c):
+  miss  random labels at --miss-rate qps (W2/W3: every query a miss and
+        a cache insert; the backends' caches grow through doublings)
+  warm  a warm set of --warm names in turn at --warm-rate qps (each name
+        again every warm/warm-rate seconds: a hit when it reaches the
+        backend that cached it)
+At a third of the run the primary's zone changes and all three backends
+are told at once (unbound-control auth_zone_transfer, as a NOTIFY to
+every secondary would): a 1M-record transfer to every backend.
+
+Measured per pool and policy: the times dnsdist marks a backend down
+(its log), p99, p99.9 and max latency and lost queries of each probe,
+the cache hit ratio (total.num.cachehits / total.num.queries over the
+backends), and when the new serial was served. Runs one configuration at
+a time; prints a Markdown report (--out writes it).
+
+usage: flock build/.bench.lock bench/scale_out.py [--pools fork,stock]
+       [--policies chashed,roundrobin] [--seconds 120] [--zone-records 1000000]
+       [--miss-rate 2000] [--warm 20000] [--warm-rate 1000] [--out FILE]"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TOP, "testcode"))
+sys.path.insert(0, HERE)
+from harness.load import Probe, build_probe, latency_summary  # noqa: E402
+from harness.server import free_port  # noqa: E402
+from harness.zone import Primary, write_zone  # noqa: E402
+import resolvers  # noqa: E402
+from peers import BIG, ZONE, served_serial, wildcard_zone  # noqa: E402
+
+BACKENDS = 3
+
+
+def log(msg):
+    print("[scale-out %s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+def dnsdist_conf(path, port, backends, policy):
+    """dnsdist's configuration: the reference deployment of
+    doc/scale-out.md, with loopback addresses."""
+    lines = ["-- bench/scale_out.py: see doc/scale-out.md",
+             "setLocal('127.0.0.1:%d')" % port,
+             "setSecurityPollSuffix('')",
+             "setServerPolicy(%s)" % policy]
+    for i, b in enumerate(backends):
+        lines.append("newServer({address='127.0.0.1:%d', name='b%d', weight=100, "
+                     "checkName='health.%s'})" % (b.port, i, ZONE))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+class Dnsdist:
+    def __init__(self, d, backends, policy):
+        self.port = free_port()
+        self.conf = os.path.join(d, "dnsdist.conf")
+        self.logpath = os.path.join(d, "dnsdist.log")
+        dnsdist_conf(self.conf, self.port, backends, policy)
+        self.proc = None
+
+    def start(self):
+        self.logf = open(self.logpath, "w")
+        self.proc = subprocess.Popen(["dnsdist", "--supervised", "--disable-syslog", "-C", self.conf],
+                                     stdout=self.logf, stderr=subprocess.STDOUT)
+        if not resolvers.ready(self.port, "ready." + ZONE, 30):
+            self.stop()
+            raise RuntimeError("dnsdist does not answer:\n" + self.log())
+        return self
+
+    def log(self):
+        with open(self.logpath, errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.logf.close()
+
+
+def one_run(pool, policy, a, tmp, prim, big, exe, serial):
+    """One pool with one policy; big serves serial - 1 now."""
+    d = tempfile.mkdtemp(prefix="%s-%s-" % (pool, policy), dir=tmp)
+    backends = [resolvers.make(pool, os.path.join(d, "b%d" % i), ZONE, prim.port,
+                               secondary=(BIG, big.port)) for i in range(BACKENDS)]
+    dd = None
+    try:
+        for b in backends:
+            b.start()
+        t = time.monotonic()
+        while any(served_serial(b.port) != serial - 1 for b in backends):
+            if time.monotonic() - t > 600:
+                raise RuntimeError("first transfer of %s not served by every backend" % BIG)
+            time.sleep(0.5)
+        dd = Dnsdist(d, backends, policy).start()
+        miss = Probe(exe, dd.port, "%r." + ZONE, a.miss_rate, a.seconds,
+                     os.path.join(d, "miss.out")).start()
+        warm = Probe(exe, dd.port, "%r." + ZONE, a.warm_rate, a.seconds,
+                     os.path.join(d, "warm.out"), warm=a.warm).start()
+        time.sleep(a.seconds / 3)
+        write_zone(big.zonefile(BIG), BIG, serial, a.zone_records)
+        big.reload({BIG: serial}, timeout=300)
+        t_notify = time.monotonic()
+        for b in backends:
+            b.control("auth_zone_transfer", BIG)
+        served = None
+        while time.monotonic() - t_notify < a.seconds:
+            if all(served_serial(b.port, 0.3) == serial for b in backends):
+                served = time.monotonic() - t_notify
+                break
+            time.sleep(0.2)
+        miss.wait(a.seconds + 60)
+        warm.wait(a.seconds + 60)
+        hits = queries = 0
+        for b in backends:
+            st = b.stats()
+            hits += int(st.get("total.num.cachehits", 0))
+            queries += int(st.get("total.num.queries", 0))
+        dd.stop()
+        text = dd.log()
+        downs = len(re.findall(r"Marking downstream .* as 'down'", text))
+        dd = None
+        return {"downs": downs, "hit_ratio": hits / queries if queries else float("nan"),
+                "miss": latency_summary(miss.records()),
+                "warm": latency_summary(warm.records()),
+                "served_s": served}
+    finally:
+        if dd:
+            dd.stop()
+        for b in backends:
+            b.stop()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
+    ap.add_argument("--pools", default="fork,stock")
+    ap.add_argument("--policies", default="chashed,roundrobin")
+    ap.add_argument("--seconds", type=int, default=120)
+    ap.add_argument("--zone-records", type=int, default=1000000)
+    ap.add_argument("--miss-rate", type=int, default=2000)
+    ap.add_argument("--warm", type=int, default=20000)
+    ap.add_argument("--warm-rate", type=int, default=1000)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    if not shutil.which("dnsdist"):
+        sys.exit("scale_out: dnsdist is not installed (scripts/install-deps.sh bench)")
+    cmd = "bench/scale_out.py " + " ".join(sys.argv[1:])
+    tmp = tempfile.mkdtemp(prefix="steady-scale-out-")
+    exe = build_probe(tmp)
+    prim = Primary(os.path.join(tmp, "nsd"), [ZONE])
+    wildcard_zone(prim)
+    big = Primary(os.path.join(tmp, "nsd-big"), [BIG])
+    write_zone(big.zonefile(BIG), BIG, 1, a.zone_records)
+    results = []
+    prim.start({ZONE: 1})
+    try:
+        log("NSD loads %d records" % a.zone_records)
+        big.start({BIG: 1}, timeout=600)
+        serial = 1
+        for pool in a.pools.split(","):
+            for policy in a.policies.split(","):
+                serial += 1
+                log("pool of %d %s backends, policy %s, %d s" % (BACKENDS, pool, policy, a.seconds))
+                r = one_run(pool, policy, a, tmp, prim, big, exe, serial)
+                log("  down-markings %d, hit ratio %.3f, miss max %.1f ms, warm max %.1f ms" % (
+                    r["downs"], r["hit_ratio"], r["miss"]["max"], r["warm"]["max"]))
+                results.append((pool, policy, r))
+    finally:
+        big.stop()
+        prim.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    out = ["## Scale-out: dnsdist in front of %d backends" % BACKENDS, "",
+           "Command: `flock build/.bench.lock %s` (%s). One run per pool and policy; "
+           "the configuration and its reasoning are in doc/scale-out.md." % (cmd, time.strftime("%Y-%m-%d")), "",
+           "Traffic through dnsdist for %d s: random labels at %d qps (misses, cache growth) "
+           "and a warm set of %d names at %d qps. At %d s, a %d-record zone transfer to "
+           "every backend at once." % (a.seconds, a.miss_rate, a.warm, a.warm_rate,
+                                       a.seconds // 3, a.zone_records), "",
+           "| pool | policy | backends marked down | cache hit ratio | miss p99 / p99.9 / max ms | "
+           "miss lost | warm p99 / p99.9 / max ms | warm lost | new serial on all after s |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for pool, policy, r in results:
+        m, w = r["miss"], r["warm"]
+        out.append("| %s | %s | %d | %.3f | %.2f / %.2f / %.1f | %d of %d | %.2f / %.2f / %.1f | %d of %d | %s |" % (
+            pool, policy, r["downs"], r["hit_ratio"], m["p99"], m["p999"], m["max"], m["lost"], m["n"],
+            w["p99"], w["p999"], w["max"], w["lost"], w["n"],
+            "%.1f" % r["served_s"] if r["served_s"] is not None else "not in the run"))
+    text = "\n".join(out) + "\n"
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
