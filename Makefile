@@ -23,7 +23,7 @@ STOCK := $(B)/stock
 PATCHLEVEL = $(shell git -C $(SRC) rev-list --count base..HEAD 2>/dev/null || echo unknown)
 
 .PHONY: all deps deps-test rebase-check FORCE base src export-patches fork stock hashbug stock-hashbug build run test \
-	fork-lookup3 fork-tsan fork-asan fork-debug fork-fuzz fuzz soak \
+	fork-lookup3 fork-tsan fork-asan fork-debug fork-fuzz fuzz soak bench deps-bench \
 	upstream-test install install-systemd clean distclean
 
 all: build
@@ -34,6 +34,8 @@ deps:
 	@scripts/install-deps.sh build
 deps-test:
 	@scripts/install-deps.sh test
+deps-bench:
+	@scripts/install-deps.sh bench
 
 # The base's identity in base.pin (version, suite, files, sums): rewritten
 # only when it changes, so other lines of base.pin (the security status)
@@ -133,6 +135,14 @@ fuzz: fork-fuzz fork-asan
 soak: deps-test fork-asan
 	/usr/bin/python3 testcode/soak.py $(B)/fork-asan --duration $${DURATION:-1800} \
 		--report $(B)/soak.md
+
+# Every benchmark, one after the other, into doc/bench/REPORT.md and its
+# plots (bench/report.py). QUICK=1: small sizes and short runs into
+# build/bench-quick/, a smoke check of a few minutes, not results.
+QUICK ?=
+bench: deps-bench build stock hashbug stock-hashbug
+	flock $(B)/.bench.lock /usr/bin/python3 bench/report.py \
+		$(if $(QUICK),--quick --dir $(B)/bench-quick)
 
 run: build
 	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)

@@ -36,7 +36,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def run_server(build, extra, fn):
     with tempfile.TemporaryDirectory(prefix="steady-bench-") as rundir:
         ub = Unbound(build, rundir, extra_conf=extra)
-        ub.start()
+        ub.start(timeout=120)  # 262144 slabs take a while
         try:
             return fn(ub)
         finally:

@@ -5,6 +5,7 @@ both side by side, alternating, and print a Markdown report of medians
 with min-max and fork/stock ratios. --out writes it to a file.
 
 usage: lruhash_bench.py [--reps N] [--quick] [--only SECTIONS] [--out FILE] [--plot PREFIX] [--fifo]
+                        [--grow-sizes N,...]
   --only runs some sections: a comma-separated list of grow, reader,
   lookup, mixed, zipf (default all).
   --plot writes PREFIX-lookups.svg (lookups/s by threads) and
@@ -118,6 +119,8 @@ def main():
     ap.add_argument("--plot", metavar="PREFIX")
     ap.add_argument("--only", default="grow,reader,lookup,mixed,zipf")
     ap.add_argument("--fifo", action="store_true")
+    ap.add_argument("--grow-sizes", help="comma-separated table sizes of the grow section "
+                    "(default 1000000,4000000,16000000; --quick 100000,400000)")
     args = ap.parse_args()
     if args.fifo:
         with open("/proc/sys/kernel/sched_rt_runtime_us") as f:
@@ -143,6 +146,8 @@ def main():
     if args.plot and "lookup" not in only:
         ap.error("--plot needs the lookup section")
     sizes = [100000, 400000] if q else [1000000, 4000000, 16000000]
+    if args.grow_sizes:
+        sizes = [int(x) for x in args.grow_sizes.split(",")]
     for n in sizes if "grow" in only else []:
         reps = min(3, args.reps) if n >= 16000000 else args.reps
         fork = compare(exes, reps, "grow one table to %d" % n,

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""make bench: every benchmark of Unbound Steady, one after the other
+(never two at once), into one report with its plots. Each part is a
+script of bench/ that also runs on its own; the report gives, per part,
+the command that reproduces it and how long it took.
+
+  lruhash    bench/lruhash_bench.py  the cache table alone, stock and fork
+  hash       bench/hash_qps.py       cache-hash lookup3 against xxh3
+  health     bench/cache_health.py   the cache health statistics and guard
+  cache-e2e  bench/cache_e2e.py      cache growth end to end, stock and fork
+  zone       bench/zone_stall.py     zone update stalls, stock and fork
+  peers      bench/peers.py          W1-W4 against pdns-recursor,
+                                     knot-resolver and bind9
+  scale-out  bench/scale_out.py      dnsdist in front of pools of 3
+
+--quick runs each with small sizes and short runs (a smoke check of a
+few minutes; its figures are not results). Needs build/fork, build/stock,
+build/fork-hashbug and build/stock-hashbug (make bench builds them) and
+the peers (scripts/install-deps.sh bench).
+
+usage: flock build/.bench.lock bench/report.py [--quick] [--only PART,...]
+       [--dir DIR]
+  --dir  where REPORT.md and the plots go (default doc/bench)"""
+
+import argparse
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+
+# part: (full arguments, quick arguments); OUT and PLOT are filled in
+PARTS = [
+    ("lruhash", "lruhash_bench.py", "--reps 3 --only grow,lookup --grow-sizes 1000000,4000000 --out OUT --plot PLOT",
+     "--quick --reps 1 --only grow,lookup --out OUT --plot PLOT"),
+    ("hash", "hash_qps.py", "--seconds 4 --reps 3 --out OUT",
+     "--seconds 2 --reps 1 --out OUT"),
+    ("health", "cache_health.py", "--seconds 3 --reps 3 --hit-reps 3 --scrapes 10 --out OUT",
+     "--seconds 2 --reps 1 --hit-reps 1 --scrapes 3 --out OUT"),
+    ("cache-e2e", "cache_e2e.py", "--seconds 60 --reps 1 --out OUT --plot PLOT.svg",
+     "--seconds 20 --reps 1 --out OUT --plot PLOT.svg"),
+    ("zone", "zone_stall.py", "--sizes 1000000 --threads 2 --updates 2 --out OUT --plot PLOT.svg",
+     "--sizes 50000 --threads 2 --updates 1 --out OUT --plot PLOT.svg"),
+    ("peers", "peers.py", "--seconds 5 --window 40 --out OUT --plot PLOT",
+     "--reps 1 --seconds 3 --growth 30 --zone-records 50000 --window 20 --out OUT --plot PLOT"),
+    ("scale-out", "scale_out.py", "--seconds 90 --out OUT",
+     "--seconds 30 --zone-records 50000 --out OUT"),
+]
+
+
+def log(msg):
+    print("[bench %s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+def machine():
+    cpu = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    vers = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\n",
+                           "pdns-recursor", "knot-resolver", "bind9", "dnsdist", "nsd", "dnsperf"],
+                          capture_output=True, text=True).stdout.split("\n")
+    commit = subprocess.run(["git", "-C", TOP, "log", "-1", "--format=%h %cs"],
+                            capture_output=True, text=True).stdout.strip()
+    return ["- machine: %d CPUs (%s), Linux %s, %d MiB" % (
+                os.cpu_count(), cpu, platform.release(),
+                os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20),
+            "- tree: %s; peers: %s" % (commit, ", ".join(v for v in vers if v))]
+
+
+def main():
+    ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only")
+    ap.add_argument("--dir", default=os.path.join(TOP, "doc", "bench"))
+    a = ap.parse_args()
+    only = a.only.split(",") if a.only else [p[0] for p in PARTS]
+    unknown = set(only) - {p[0] for p in PARTS}
+    if unknown:
+        sys.exit("report: no part %s" % ", ".join(sorted(unknown)))
+    os.makedirs(a.dir, exist_ok=True)
+    rel = os.path.relpath(a.dir, TOP)
+    t_all = time.monotonic()
+    sections, timing, failed = [], [], []
+    for name, script, full, quick in PARTS:
+        if name not in only:
+            continue
+        args = (quick if a.quick else full).replace("OUT", os.path.join(rel, name + ".md")) \
+                                            .replace("PLOT", os.path.join(rel, name))
+        cmd = ["bench/" + script] + args.split()
+        log("%s: %s" % (name, " ".join(cmd)))
+        t = time.monotonic()
+        r = subprocess.run([sys.executable] + cmd, cwd=TOP)
+        secs = time.monotonic() - t
+        timing.append((name, " ".join(cmd), secs, r.returncode))
+        log("%s: %s in %.0f s" % (name, "done" if r.returncode == 0 else "FAILED", secs))
+        md = os.path.join(a.dir, name + ".md")
+        if r.returncode != 0:
+            failed.append(name)
+        elif os.path.exists(md):
+            with open(md) as f:
+                text = f.read()
+            # every heading one level down: the part's title becomes a
+            # section of the report
+            text = re.sub(r"(?m)^(#+) ", r"#\1 ", text)
+            sections.append("<!-- part %s: %s -->\n%s" % (name, " ".join(cmd), text))
+    total = time.monotonic() - t_all
+    head = ["# Unbound Steady benchmark report%s" % (" (QUICK: a smoke run, not results)" if a.quick else ""), "",
+            "Written by `make bench%s` (bench/report.py) on %s in %.0f minutes." % (
+                " QUICK=1" if a.quick else "", time.strftime("%Y-%m-%d"), total / 60)]
+    head += machine()
+    head += ["", "Every figure is a median with (min–max) of its runs unless a table says one run; "
+             "stock is Unbound 1.22.0 with Debian's patches (make stock), fork is the same base with "
+             "patches/ (make). What is not fair on this machine: it has 2 noisy vCPUs, and the load "
+             "generator (dnsperf or the probe), NSD and dnsdist take CPU from the servers under test; "
+             "every server gets the same, and no two benchmarks run at once.", "",
+             "| part | command (from the top of the tree, under `flock build/.bench.lock`) | minutes |",
+             "|---|---|---|"]
+    for name, cmd, secs, rc in timing:
+        head.append("| %s | `%s`%s | %.1f |" % (name, cmd, "" if rc == 0 else " **failed**", secs / 60))
+    text = "\n".join(head) + "\n\n" + "\n".join(sections)
+    with open(os.path.join(a.dir, "REPORT.md"), "w") as f:
+        f.write(text)
+    log("wrote %s in %.0f s%s" % (os.path.join(rel, "REPORT.md"), total,
+                                  "; failed: " + ", ".join(failed) if failed else ""))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
