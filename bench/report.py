@@ -46,9 +46,9 @@ PARTS = [
     ("zone", "zone_stall.py", "--sizes 1000000 --threads 2 --updates 2 --out OUT --plot PLOT.svg",
      "--sizes 50000 --threads 2 --updates 1 --out OUT --plot PLOT.svg"),
     ("peers", "peers.py", "--seconds 5 --window 40 --out OUT --plot PLOT",
-     "--reps 1 --seconds 3 --growth 30 --zone-records 50000 --window 20 --out OUT --plot PLOT"),
+     "--reps 1 --seconds 2 --growth 15 --zone-records 20000 --window 15 --out OUT --plot PLOT"),
     ("scale-out", "scale_out.py", "--seconds 90 --out OUT",
-     "--seconds 30 --zone-records 50000 --out OUT"),
+     "--seconds 20 --zone-records 20000 --out OUT"),
 ]
 
 

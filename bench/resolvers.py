@@ -30,7 +30,7 @@ import dns.rcode
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "testcode"))
-from harness.server import free_port, loopback_conf  # noqa: E402
+from harness.server import free_port, loopback_conf, stop_pid  # noqa: E402
 
 CACHE_MB = 2048
 
@@ -95,11 +95,7 @@ class Resolver:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
         for p in self.procs:
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            stop_pid(p, 30)
         for log in self.logs:
             log.close()
         self.procs, self.logs = [], []

@@ -42,7 +42,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
 sys.path.insert(0, HERE)
 from harness.load import Probe, build_probe, latency_summary  # noqa: E402
-from harness.server import free_port  # noqa: E402
+from harness.server import free_port, stop_pid  # noqa: E402
 from harness.zone import Primary, write_zone  # noqa: E402
 import resolvers  # noqa: E402
 from peers import BIG, ZONE, served_serial, wildcard_zone  # noqa: E402
@@ -90,13 +90,8 @@ class Dnsdist:
             return f.read()
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc:
+            stop_pid(self.proc, 30)
         self.logf.close()
 
 

@@ -34,6 +34,21 @@ def free_port():
                 return port
 
 
+def stop_pid(proc, timeout):
+    """Stop the process of a subprocess.Popen by its PID: SIGTERM, then
+    SIGKILL if it has not exited after timeout seconds. Returns its exit
+    status, or None if it had to be killed."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            return None
+    return proc.returncode
+
+
 def wait_running(server, timeout):
     """Wait until the unbound of server (with proc, control and read_log)
     answers unbound-control status: True, or False after timeout seconds;
@@ -204,17 +219,11 @@ class Unbound:
         """Stop by PID with SIGTERM; returns the exit status."""
         if self.proc is None:
             return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise RuntimeError("unbound did not stop on SIGTERM")
+        rc = stop_pid(self.proc, timeout)
         self.logf.close()
-        rc = self.proc.returncode
         self.proc = None
+        if rc is None:
+            raise RuntimeError("unbound did not stop on SIGTERM")
         return rc
 
     def __enter__(self):

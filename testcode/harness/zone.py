@@ -17,7 +17,7 @@ import dns.query
 import dns.rcode
 import dns.rdatatype
 
-from .server import free_port, loopback_conf, wait_running
+from .server import free_port, loopback_conf, stop_pid, wait_running
 
 
 def zone_text(origin, serial, nrecords, pairs=False, fixed=False, vary=0):
@@ -535,19 +535,11 @@ class Secondary:
         """SIGTERM by PID; returns the exit status."""
         if self.proc is None:
             return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                self.out.close()
-                self.proc = None
-                raise RuntimeError("unbound did not stop within %ds" % timeout)
+        rc = stop_pid(self.proc, timeout)
         self.out.close()
-        rc = self.proc.returncode
         self.proc = None
+        if rc is None:
+            raise RuntimeError("unbound did not stop within %ds" % timeout)
         return rc
 
     def kill(self):
