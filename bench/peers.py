@@ -246,7 +246,14 @@ def main():
                 "(8 clients, 200 outstanding) for %d s, the fixed rates are the probe "
                 "(64 source ports). CPU µs/answer is the server's user+system time "
                 "over the fixed-rate run divided by the answers. Ratios: median against "
-                "%s's median." % (a.reps, a.seconds, base), ""]
+                "%s's median." % (a.reps, a.seconds, base), "",
+                "What is not equal: the load generator (dnsperf or the probe) and NSD (one "
+                "process, which answers every miss of every resolver) run on the same 2 vCPUs "
+                "as the resolver, so max-rate figures are bound by the machine; knot-resolver "
+                "is 2 processes sharing one LMDB cache, the others 2 threads of one process; "
+                "Unbound and knot-resolver stub the zone, pdns-recursor and BIND forward it; "
+                "pdns-recursor answers a repeated question from its packet cache. Validation "
+                "is off in all of them.", ""]
         for wl, title, rate in (("w1", "W1 cache hits (1000 names)", a.hit_rate),
                                 ("w2", "W2 cache misses (random labels under a wildcard)", a.miss_rate)):
             if wl not in a.only:
