@@ -176,13 +176,13 @@ def main():
         compare(exes, args.reps, "90% lookup / 10% insert, 2 threads, growing",
                 ["mixed", 1000000, 3], ["ops_per_s", "max_us"], report)
         floor(exes, args.reps, 2, 3, report)
+    if args.plot:
+        plot(args.plot, lookups, floors)
     if args.fifo or "zipf" not in only:
         return finish(args, report)
     compare(exes, args.reps, "Zipf(0.9), cache 100k, keys 1M", ["zipf", 100000, 1000000,
                                                                  1000000 if q else 5000000],
             ["hit_ratio"], report)
-    if args.plot:
-        plot(args.plot, lookups, floors)
     return finish(args, report)
 
 
