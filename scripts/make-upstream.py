@@ -356,7 +356,7 @@ def main(argv):
     tarball = os.path.join(dl, pin["BASE_ORIG_FILE"])
     if not os.path.exists(tarball):
         sys.exit("make-upstream: error: no %s (run make base)" % tarball)
-    names = run([os.path.join(TOP, "scripts", "series.sh"), pdir]).stdout.split()
+    names = run([os.path.join(TOP, "scripts", "series.sh"), pdir])[1].split()
     # Read every patch first: patches/ may change while this runs.
     patches = []
     for i, n in enumerate(names, 1):
