@@ -138,7 +138,7 @@ soak: deps-test fork-asan
 
 # Every benchmark, one after the other, into doc/bench/REPORT.md and its
 # plots (bench/report.py). QUICK=1: small sizes and short runs into
-# build/bench-quick/, a smoke check of a few minutes, not results.
+# build/bench-quick/, a smoke check whose figures are not results.
 QUICK ?=
 bench: deps-bench build stock hashbug stock-hashbug
 	flock $(B)/.bench.lock /usr/bin/python3 bench/report.py \
@@ -174,7 +174,7 @@ install-systemd: install
 	@echo "wrote $(DROPIN_DIR)/unbound-steady.conf; to use it: systemctl daemon-reload && systemctl restart unbound"
 
 clean:
-	rm -rf $(FORK) $(STOCK) $(B)/fork-lookup3 $(B)/fork-tsan $(B)/fork-asan $(B)/fork-debug $(B)/fork-fuzz $(B)/fork-hashbug $(B)/fork-hashbug.src $(B)/run $(B)/test
+	rm -rf $(FORK) $(STOCK) $(B)/bench-quick $(B)/fork-lookup3 $(B)/fork-tsan $(B)/fork-asan $(B)/fork-debug $(B)/fork-fuzz $(B)/fork-hashbug $(B)/fork-hashbug.src $(B)/run $(B)/test
 
 distclean:
 	rm -rf $(B)

@@ -13,8 +13,8 @@ the command that reproduces it and how long it took.
                                      knot-resolver and bind9
   scale-out  bench/scale_out.py      dnsdist in front of pools of 3
 
---quick runs each with small sizes and short runs (a smoke check of a
-few minutes; its figures are not results). Needs build/fork, build/stock,
+--quick runs each with small sizes and short runs (a smoke check; its
+figures are not results). Needs build/fork, build/stock,
 build/fork-hashbug and build/stock-hashbug (make bench builds them) and
 the peers (scripts/install-deps.sh bench).
 
