@@ -268,12 +268,12 @@ class SignedDelegation:
 
 
 def build_preload(tmpdir, source):
-    """Build an LD_PRELOAD shim of testcode (e.g. slowshim.c) into tmpdir;
+    """Build an LD_PRELOAD shim of testcode/ (e.g. slowshim.c) into tmpdir;
     returns the path of the .so."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    testcode = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     so = os.path.join(tmpdir, os.path.splitext(source)[0] + ".so")
     subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", so,
-                    os.path.join(here, source), "-ldl"], check=True)
+                    os.path.join(testcode, source), "-ldl"], check=True)
     return so
 
 
