@@ -31,13 +31,12 @@ import sys
 import tempfile
 import time
 
-from harness.zone import (Primary, Secondary, check_zonefile, file_serial,
+from harness.zone import (Primary, Secondary, build_preload, check_zonefile, file_serial,
                       notify, verdict, write_zone)
 
 ZONE = "example.net."
 N = 200000
 PHASES = ("calloc", "strdup", "reload")
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def asan_build(builddir):
@@ -82,9 +81,7 @@ def main():
         return 1
     fails = []
     with tempfile.TemporaryDirectory(prefix="steady-zoom-") as tmp:
-        shim = os.path.join(tmp, "oomshim.so")
-        subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", shim,
-                        os.path.join(HERE, "oomshim.c"), "-ldl"], check=True)
+        shim = build_preload(tmp, "oomshim.c")
         triggers = {"calloc": os.path.join(tmp, "oom.calloc"),
                     "strdup": os.path.join(tmp, "oom.strdup"),
                     "reload": os.path.join(tmp, "oom.calloc")}

@@ -17,7 +17,7 @@ import dns.query
 import dns.rcode
 import dns.rdatatype
 
-from .server import free_port, loopback_conf, stop_pid, wait_running
+from .server import build_tool, free_port, loopback_conf, stop_pid, wait_running
 
 
 def zone_text(origin, serial, nrecords, pairs=False, fixed=False, vary=0):
@@ -271,10 +271,7 @@ def build_preload(tmpdir, source):
     """Build an LD_PRELOAD shim of testcode/ (e.g. slowshim.c) into tmpdir;
     returns the path of the .so."""
     testcode = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    so = os.path.join(tmpdir, os.path.splitext(source)[0] + ".so")
-    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", so,
-                    os.path.join(testcode, source), "-ldl"], check=True)
-    return so
+    return build_tool(os.path.join(testcode, source), tmpdir, "-shared", "-fPIC", "-ldl")
 
 
 def thread_wakeups(pid):
