@@ -178,6 +178,9 @@ def main():
         floor(exes, args.reps, 2, 3, report)
     if args.plot:
         plot(args.plot, lookups, floors)
+        for suffix, title in (("-lookups.svg", "lookups/s by threads"),
+                              ("-slowest.svg", "slowest lookup by threads, with the floor")):
+            report += ["", "![%s](%s)" % (title, os.path.basename(args.plot + suffix))]
     if args.fifo or "zipf" not in only:
         return finish(args, report)
     compare(exes, args.reps, "Zipf(0.9), cache 100k, keys 1M", ["zipf", 100000, 1000000,
