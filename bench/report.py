@@ -40,15 +40,15 @@ PARTS = [
     ("hash", "hash_qps.py", "--seconds 3 --reps 3 --out OUT",
      "--seconds 2 --reps 1 --out OUT"),
     ("health", "cache_health.py", "--seconds 2 --reps 3 --hit-reps 3 --scrapes 10 --out OUT",
-     "--seconds 2 --reps 1 --hit-reps 1 --scrapes 3 --out OUT"),
+     "--seconds 1 --reps 1 --hit-reps 1 --scrapes 3 --out OUT"),
     ("cache-e2e", "cache_e2e.py", "--seconds 60 --reps 1 --out OUT --plot PLOT.svg",
      "--seconds 20 --reps 1 --out OUT --plot PLOT.svg"),
     ("zone", "zone_stall.py", "--sizes 1000000 --threads 2 --updates 2 --out OUT --plot PLOT.svg",
      "--sizes 50000 --threads 2 --updates 1 --out OUT --plot PLOT.svg"),
     ("peers", "peers.py", "--seconds 3 --window 30 --out OUT --plot PLOT",
-     "--reps 1 --seconds 2 --growth 15 --zone-records 20000 --window 15 --out OUT --plot PLOT"),
+     "--reps 1 --seconds 1 --growth 10 --zone-records 20000 --window 10 --out OUT --plot PLOT"),
     ("scale-out", "scale_out.py", "--seconds 60 --out OUT",
-     "--seconds 20 --zone-records 20000 --out OUT"),
+     "--seconds 12 --zone-records 20000 --out OUT"),
 ]
 
 
