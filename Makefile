@@ -139,10 +139,13 @@ soak: deps-test fork-asan
 # Every benchmark, one after the other, into doc/bench/REPORT.md and its
 # plots (bench/report.py). QUICK=1: small sizes and short runs into
 # build/bench-quick/, a smoke check whose figures are not results.
+# ONLY=part,...: run those parts again and replace their sections of the
+# report, keeping the others.
 QUICK ?=
+ONLY ?=
 bench: deps-bench build stock hashbug stock-hashbug
 	flock $(B)/.bench.lock /usr/bin/python3 bench/report.py \
-		$(if $(QUICK),--quick --dir $(B)/bench-quick)
+		$(if $(QUICK),--quick --dir $(B)/bench-quick) $(if $(ONLY),--only $(ONLY))
 
 run: build
 	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)

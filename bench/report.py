@@ -20,7 +20,10 @@ the peers (scripts/install-deps.sh bench).
 
 usage: flock build/.bench.lock bench/report.py [--quick] [--only PART,...]
        [--dir DIR]
-  --dir  where REPORT.md and the plots go (default doc/bench)"""
+  --only  run these parts and replace their sections (and rows of the
+          part table) in an existing REPORT.md; the other parts stay as
+          they were, and the heading says which parts ran when
+  --dir   where REPORT.md and the plots go (default doc/bench)"""
 
 import argparse
 import os
@@ -86,8 +89,13 @@ def main():
         sys.exit("report: no part %s" % ", ".join(sorted(unknown)))
     os.makedirs(a.dir, exist_ok=True)
     rel = os.path.relpath(a.dir, TOP)
+    report = os.path.join(a.dir, "REPORT.md")
+    # with --only, the other parts' sections and rows come from the report
+    # already there
+    sections, rows = read_report(report) if a.only else ({}, {})
+    tree = machine()[1].split("tree: ", 1)[1].split(";", 1)[0]
     t_all = time.monotonic()
-    sections, timing, failed = [], [], []
+    failed = []
     for name, script, full, quick in PARTS:
         if name not in only:
             continue
@@ -98,9 +106,12 @@ def main():
         t = time.monotonic()
         r = subprocess.run([sys.executable] + cmd, cwd=TOP)
         secs = time.monotonic() - t
-        timing.append((name, " ".join(cmd), secs, r.returncode))
+        rows[name] = "| %s | `%s`%s | %s | %.1f |" % (
+            name, " ".join(cmd), "" if r.returncode == 0 else " **failed**",
+            "%s, tree %s" % (time.strftime("%Y-%m-%d"), tree), secs / 60)
         log("%s: %s in %.0f s" % (name, "done" if r.returncode == 0 else "FAILED", secs))
         md = os.path.join(a.dir, name + ".md")
+        sections.pop(name, None)
         if r.returncode != 0:
             failed.append(name)
         elif os.path.exists(md):
@@ -109,27 +120,55 @@ def main():
             # every heading one level down: the part's title becomes a
             # section of the report
             text = re.sub(r"(?m)^(#+) ", r"#\1 ", text)
-            sections.append("<!-- part %s: %s -->\n%s" % (name, " ".join(cmd), text))
+            sections[name] = "<!-- part %s: %s -->\n%s" % (name, " ".join(cmd), text)
     total = time.monotonic() - t_all
     head = ["# Unbound Steady benchmark report%s" % (" (QUICK: a smoke run, not results)" if a.quick else ""), "",
-            "Written by `make bench%s` (bench/report.py) on %s in %.0f minutes." % (
-                " QUICK=1" if a.quick else "", time.strftime("%Y-%m-%d"), total / 60)]
-    head += machine()
+            "Written by `make bench%s` (bench/report.py)%s; the last run took %.0f minutes "
+            "(%s)." % (" QUICK=1" if a.quick else "",
+                       ", some parts run again with `--only`" if a.only else "",
+                       total / 60, ", ".join(n for n in only))]
+    head += [machine()[0], "- peers: " + machine()[1].split("; peers: ", 1)[1]]
     head += ["", "Every figure is a median with (min–max) of its runs unless a table says one run; "
              "stock is Unbound 1.22.0 with Debian's patches (make stock), fork is the same base with "
              "patches/ (make). What is not fair on this machine: it has 2 noisy vCPUs, and the load "
              "generator (dnsperf or the probe), NSD and dnsdist take CPU from the servers under test; "
              "every server gets the same, and no two benchmarks run at once.", "",
-             "| part | command (from the top of the tree, under `flock build/.bench.lock`) | minutes |",
-             "|---|---|---|"]
-    for name, cmd, secs, rc in timing:
-        head.append("| %s | `%s`%s | %.1f |" % (name, cmd, "" if rc == 0 else " **failed**", secs / 60))
-    text = "\n".join(head) + "\n\n" + "\n".join(sections)
-    with open(os.path.join(a.dir, "REPORT.md"), "w") as f:
+             "| part | command (from the top of the tree, under `flock build/.bench.lock`) | "
+             "run on | minutes |",
+             "|---|---|---|---|"]
+    head += [rows[name] for name, *_ in PARTS if name in rows]
+    text = "\n".join(head) + "\n\n" + "\n".join(sections[name] for name, *_ in PARTS
+                                                if name in sections)
+    with open(report, "w") as f:
         f.write(text)
     log("wrote %s in %.0f s%s" % (os.path.join(rel, "REPORT.md"), total,
                                   "; failed: " + ", ".join(failed) if failed else ""))
     sys.exit(1 if failed else 0)
+
+
+def read_report(path):
+    """The sections ({part: text from its '<!-- part' line}) and the rows
+    of the part table ({part: line}) of an existing REPORT.md; empty when
+    there is none. A row of a report written before the 'run on' column
+    gets the date and tree of that report's heading."""
+    sections, rows = {}, {}
+    if not os.path.exists(path):
+        return sections, rows
+    with open(path) as f:
+        text = f.read()
+    names = [p[0] for p in PARTS]
+    date = re.search(r"^Written by .* on (\d{4}-\d\d-\d\d)", text, re.M)
+    tree = re.search(r"^- tree: (\w+)", text, re.M)
+    run_on = "%s, tree %s" % (date.group(1) if date else "?", tree.group(1) if tree else "?")
+    for m in re.finditer(r"(?ms)^<!-- part ([\w-]+): .*?(?=^<!-- part |\Z)", text):
+        sections[m.group(1)] = m.group(0)
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0] in names and cells[1].startswith("`"):
+            if len(cells) == 3:
+                cells = cells[:2] + [run_on] + cells[2:]
+            rows[cells[0]] = "| " + " | ".join(cells) + " |"
+    return sections, rows
 
 
 if __name__ == "__main__":

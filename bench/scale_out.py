@@ -29,6 +29,7 @@ usage: flock build/.bench.lock bench/scale_out.py [--pools fork,stock]
        [--miss-rate 2000] [--warm 20000] [--warm-rate 1000] [--out FILE]"""
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -42,6 +43,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
 sys.path.insert(0, HERE)
 from harness.load import Probe, build_probe, latency_summary  # noqa: E402
+from harness.sched import ThreadSampler  # noqa: E402
 from harness.server import free_port, stop_pid  # noqa: E402
 from harness.zone import Primary, write_zone  # noqa: E402
 import resolvers  # noqa: E402
@@ -95,6 +97,15 @@ class Dnsdist:
         self.logf.close()
 
 
+def dump_trace(path, sampler, miss, warm, t0, t1):
+    """The raw material of one run, for a closer look: the samples of
+    sampler, the probes' records and the transfer window [t0, t1)."""
+    with open(path, "w") as f:
+        json.dump({"window": [t0, t1], "miss": miss, "warm": warm,
+                   "samples": [[t, [[k[0], k[1]] + list(v) for k, v in snap.items()]]
+                               for t, snap in sampler.samples]}, f)
+
+
 def one_run(pool, policy, a, tmp, prim, big, exe, serial):
     """One pool with one policy; big serves serial - 1 now."""
     d = tempfile.mkdtemp(prefix="%s-%s-" % (pool, policy), dir=tmp)
@@ -114,6 +125,10 @@ def one_run(pool, policy, a, tmp, prim, big, exe, serial):
                      os.path.join(d, "miss.out")).start()
         warm = Probe(exe, dd.port, "%r." + ZONE, a.warm_rate, a.seconds,
                      os.path.join(d, "warm.out"), warm=a.warm).start()
+        sampler = ThreadSampler([("b%d" % i, b.pids[0]) for i, b in enumerate(backends)] +
+                                [("dnsdist", dd.proc.pid), ("nsd", prim.pid),
+                                 ("nsd-big", big.pid), ("probes", miss.proc.pid),
+                                 ("probes", warm.proc.pid)]).start()
         time.sleep(a.seconds / 3)
         write_zone(big.zonefile(BIG), BIG, serial, a.zone_records)
         big.reload({BIG: serial}, timeout=300)
@@ -128,6 +143,11 @@ def one_run(pool, policy, a, tmp, prim, big, exe, serial):
             time.sleep(0.2)
         miss.wait(a.seconds + 60)
         warm.wait(a.seconds + 60)
+        sampler.stop()
+        t_end = t_notify + (served if served is not None else a.seconds) + 1
+        if a.trace:
+            dump_trace(os.path.join(a.trace, "%s-%s.json" % (pool, policy)), sampler,
+                       miss.records(), warm.records(), t_notify, t_end)
         hits = queries = 0
         for b in backends:
             st = b.stats()
@@ -140,7 +160,12 @@ def one_run(pool, policy, a, tmp, prim, big, exe, serial):
         return {"downs": downs, "hit_ratio": hits / queries if queries else float("nan"),
                 "miss": latency_summary(miss.records()),
                 "warm": latency_summary(warm.records()),
-                "served_s": served}
+                "served_s": served,
+                "window": (latency_summary(miss.records(), t_notify, t_end),
+                           latency_summary(warm.records(), t_notify, t_end)),
+                "cpu": sampler.table(t_notify, t_end),
+                "worst_wait": {lab: sampler.worst_wait(t_notify, t_end, [lab])
+                               for lab in sampler.labels}}
     finally:
         if dd:
             dd.stop()
@@ -159,7 +184,10 @@ def main():
     ap.add_argument("--warm", type=int, default=20000)
     ap.add_argument("--warm-rate", type=int, default=1000)
     ap.add_argument("--out")
+    ap.add_argument("--trace", help="directory for the raw samples and probe records of each run")
     a = ap.parse_args()
+    if a.trace:
+        os.makedirs(a.trace, exist_ok=True)
     if not shutil.which("dnsdist"):
         sys.exit("scale_out: dnsdist is not installed (scripts/install-deps.sh bench)")
     cmd = "bench/scale_out.py " + " ".join(sys.argv[1:])
@@ -204,6 +232,31 @@ def main():
             pool, policy, r["downs"], r["hit_ratio"], m["p99"], m["p999"], m["max"], m["lost"], m["n"],
             w["p99"], w["p999"], w["max"], w["lost"], w["n"],
             "%.1f" % r["served_s"] if r["served_s"] is not None else "not in the run"))
+    labels = []
+    for _, _, r in results:
+        labels += [row[0] for row in r["cpu"] if row[0] not in labels]
+    out += ["", "Where the CPU went in the transfer window (from the NOTIFY until 1 s after the "
+            "new serial was served on all backends): CPU seconds used / seconds spent runnable "
+            "but waiting for a CPU, summed over the threads of each process and its children "
+            "(/proc/PID/task/TID/schedstat, sampled every 0.1 s; testcode/harness/sched.py; "
+            "the kernel adds a wait when the thread gets the CPU, so the last column is one "
+            "wait, however long). "
+            "b0-b2 are the backends, nsd serves the wildcard zone (the misses), nsd-big the "
+            "1M-record zone. The machine has 2 CPUs, so a window of s seconds has 2s CPU "
+            "seconds.", "",
+            "| pool | policy | window s | miss p99.9 / max ms in it | " +
+            " | ".join(labels) + " | longest run-queue wait of one thread |",
+            "|---|---|---|---|" + "---|" * len(labels) + "---|"]
+    for pool, policy, r in results:
+        cpu = {row[0]: row for row in r["cpu"]}
+        worst = max(r["worst_wait"].items(), key=lambda kv: kv[1][0])
+        win = r["window"][0]
+        length = (r["served_s"] if r["served_s"] is not None else a.seconds) + 1
+        out.append("| %s | %s | %.1f | %.1f / %.1f | %s | %.0f ms (%s) |" % (
+            pool, policy, length, win["p999"], win["max"],
+            " | ".join("%.1f / %.1f" % (cpu[lab][1], cpu[lab][2]) if lab in cpu else "-"
+                       for lab in labels),
+            worst[1][0] * 1000, worst[0]))
     text = "\n".join(out) + "\n"
     print(text)
     if a.out:

@@ -7,4 +7,5 @@ neither of them.
   zone    NSD and Knot as primaries, unbound as a secondary, zonefiles,
           NOTIFY, DNSSEC signing
   load    dnsperf and the latency probe (dnsprobe.c), CPU time of a PID
-  stats   median with min and max, percentiles"""
+  stats   median with min and max, percentiles
+  sched   CPU time and run-queue wait of every thread of some processes"""
