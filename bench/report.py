@@ -71,6 +71,11 @@ def machine():
                           capture_output=True, text=True).stdout.split("\n")
     commit = subprocess.run(["git", "-C", TOP, "log", "-1", "--format=%h %cs"],
                             capture_output=True, text=True).stdout.strip()
+    # a run with edited scripts is not a run of that commit
+    if subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--untracked-files=no",
+                       "--", "bench", "testcode", "patches"],
+                      capture_output=True, text=True).stdout.strip():
+        commit += " with uncommitted changes"
     return ["- machine: %d CPUs (%s), Linux %s, %d MiB" % (
                 os.cpu_count(), cpu, platform.release(),
                 os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20),
@@ -123,9 +128,9 @@ def main():
             sections[name] = "<!-- part %s: %s -->\n%s" % (name, " ".join(cmd), text)
     total = time.monotonic() - t_all
     head = ["# Unbound Steady benchmark report%s" % (" (QUICK: a smoke run, not results)" if a.quick else ""), "",
-            "Written by `make bench%s` (bench/report.py)%s; the last run took %.0f minutes "
-            "(%s)." % (" QUICK=1" if a.quick else "",
-                       ", some parts run again with `--only`" if a.only else "",
+            "Written by `make bench%s` (bench/report.py) on %s%s; that run took %.0f minutes "
+            "(%s)." % (" QUICK=1" if a.quick else "", time.strftime("%Y-%m-%d"),
+                       ", running only some parts again (`--only`)" if a.only else "",
                        total / 60, ", ".join(n for n in only))]
     head += [machine()[0], "- peers: " + machine()[1].split("; peers: ", 1)[1]]
     head += ["", "Every figure is a median with (min–max) of its runs unless a table says one run; "

@@ -21,12 +21,17 @@ every secondary would): a 1M-record transfer to every backend.
 Measured per pool and policy: the times dnsdist marks a backend down
 (its log), p99, p99.9 and max latency and lost queries of each probe,
 the cache hit ratio (total.num.cachehits / total.num.queries over the
-backends), and when the new serial was served. Runs one configuration at
-a time; prints a Markdown report (--out writes it).
+backends), when the new serial was served, how evenly each backend's
+worker threads shared the queries, and where the CPU went in the
+transfer window (per-process CPU and run-queue wait of every thread,
+testcode/harness/sched.py). Runs one configuration at a time; prints a
+Markdown report (--out writes it); --trace DIR keeps the samples and the
+probes' records of each run as JSON.
 
 usage: flock build/.bench.lock bench/scale_out.py [--pools fork,stock]
        [--policies chashed,roundrobin] [--seconds 120] [--zone-records 1000000]
-       [--miss-rate 2000] [--warm 20000] [--warm-rate 1000] [--out FILE]"""
+       [--miss-rate 2000] [--warm 20000] [--warm-rate 1000] [--out FILE]
+       [--trace DIR]"""
 
 import argparse
 import json
@@ -50,6 +55,11 @@ import resolvers  # noqa: E402
 from peers import BIG, ZONE, served_serial, wildcard_zone  # noqa: E402
 
 BACKENDS = 3
+# dnsdist's UDP sockets (source ports) to each backend: with one, the
+# backend's SO_REUSEPORT hash puts all of dnsdist's queries on one of its
+# worker threads; with 8, one of two threads still took up to 87% of
+# them (doc/scale-out.md)
+SOCKETS = 32
 
 
 def log(msg):
@@ -64,8 +74,8 @@ def dnsdist_conf(path, port, backends, policy):
              "setSecurityPollSuffix('')",
              "setServerPolicy(%s)" % policy]
     for i, b in enumerate(backends):
-        lines.append("newServer({address='127.0.0.1:%d', name='b%d', weight=100, "
-                     "checkName='health.%s'})" % (b.port, i, ZONE))
+        lines.append("newServer({address='127.0.0.1:%d', name='b%d', weight=100, sockets=%d, "
+                     "checkName='health.%s'})" % (b.port, i, SOCKETS, ZONE))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -149,15 +159,22 @@ def one_run(pool, policy, a, tmp, prim, big, exe, serial):
             dump_trace(os.path.join(a.trace, "%s-%s.json" % (pool, policy)), sampler,
                        miss.records(), warm.records(), t_notify, t_end)
         hits = queries = 0
+        share = 0.0
         for b in backends:
             st = b.stats()
             hits += int(st.get("total.num.cachehits", 0))
             queries += int(st.get("total.num.queries", 0))
+            # how evenly dnsdist's sockets spread over the worker threads
+            per_thread = [int(v) for k, v in st.items()
+                          if re.fullmatch(r"thread\d+\.num\.queries", k)]
+            if sum(per_thread):
+                share = max(share, max(per_thread) / sum(per_thread))
         dd.stop()
         text = dd.log()
         downs = len(re.findall(r"Marking downstream .* as 'down'", text))
         dd = None
         return {"downs": downs, "hit_ratio": hits / queries if queries else float("nan"),
+                "thread_share": share,
                 "miss": latency_summary(miss.records()),
                 "warm": latency_summary(warm.records()),
                 "served_s": served,
@@ -221,17 +238,22 @@ def main():
            "the configuration and its reasoning are in doc/scale-out.md." % (cmd, time.strftime("%Y-%m-%d")), "",
            "Traffic through dnsdist for %d s: random labels at %d qps (misses, cache growth) "
            "and a warm set of %d names at %d qps. At %d s, a %d-record zone transfer to "
-           "every backend at once." % (a.seconds, a.miss_rate, a.warm, a.warm_rate,
-                                       a.seconds // 3, a.zone_records), "",
+           "every backend at once. dnsdist uses %d UDP sockets to each backend; the last "
+           "column is the largest share of one worker thread in a backend's queries "
+           "(unbound-control's threadN.num.queries; 0.50 is even, 1.00 one thread took "
+           "them all)." % (a.seconds, a.miss_rate, a.warm, a.warm_rate,
+                           a.seconds // 3, a.zone_records, SOCKETS), "",
            "| pool | policy | backends marked down | cache hit ratio | miss p99 / p99.9 / max ms | "
-           "miss lost | warm p99 / p99.9 / max ms | warm lost | new serial on all after s |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "miss lost | warm p99 / p99.9 / max ms | warm lost | new serial on all after s | "
+           "busiest worker's share of its backend's queries |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for pool, policy, r in results:
         m, w = r["miss"], r["warm"]
-        out.append("| %s | %s | %d | %.3f | %.2f / %.2f / %.1f | %d of %d | %.2f / %.2f / %.1f | %d of %d | %s |" % (
+        out.append("| %s | %s | %d | %.3f | %.2f / %.2f / %.1f | %d of %d | %.2f / %.2f / %.1f | %d of %d | %s | %.2f |" % (
             pool, policy, r["downs"], r["hit_ratio"], m["p99"], m["p999"], m["max"], m["lost"], m["n"],
             w["p99"], w["p999"], w["max"], w["lost"], w["n"],
-            "%.1f" % r["served_s"] if r["served_s"] is not None else "not in the run"))
+            "%.1f" % r["served_s"] if r["served_s"] is not None else "not in the run",
+            r["thread_share"]))
     labels = []
     for _, _, r in results:
         labels += [row[0] for row in r["cpu"] if row[0] not in labels]
