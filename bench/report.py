@@ -98,7 +98,8 @@ def main():
     # with --only, the other parts' sections and rows come from the report
     # already there
     sections, rows = read_report(report) if a.only else ({}, {})
-    tree = machine()[1].split("tree: ", 1)[1].split(";", 1)[0]
+    host, tree_and_peers = machine()
+    tree = tree_and_peers.split("tree: ", 1)[1].split("; peers: ", 1)[0]
     t_all = time.monotonic()
     failed = []
     for name, script, full, quick in PARTS:
@@ -132,7 +133,7 @@ def main():
             "(%s)." % (" QUICK=1" if a.quick else "", time.strftime("%Y-%m-%d"),
                        ", running only some parts again (`--only`)" if a.only else "",
                        total / 60, ", ".join(n for n in only))]
-    head += [machine()[0], "- peers: " + machine()[1].split("; peers: ", 1)[1]]
+    head += [host, "- peers: " + tree_and_peers.split("; peers: ", 1)[1]]
     head += ["", "Every figure is a median with (min–max) of its runs unless a table says one run; "
              "stock is Unbound 1.22.0 with Debian's patches (make stock), fork is the same base with "
              "patches/ (make). What is not fair on this machine: it has 2 noisy vCPUs, and the load "
