@@ -4,11 +4,12 @@ CPU, nanoseconds runnable but waiting for one) at a fixed interval in a
 background thread, so that a benchmark can say which threads ran and
 which waited while its latency was bad.
 
-  s = ThreadSampler({"b0": pid0, "dnsdist": pid1}).start()
+  s = ThreadSampler([("b0", pid0), ("nsd", pid1), ("probes", pid2),
+                      ("probes", pid3)]).start()
   ...
   s.stop()
-  s.table(t0, t1)    per process: CPU s, run-queue wait s, busiest thread
-  s.worst_wait(...)  the longest a thread waited within one interval
+  s.table(t0, t1)    per label: CPU s, run-queue wait s, busiest thread
+  s.worst_wait(...)  the longest single wait of one thread
 
 Each label counts its process and all its descendants, found again at
 every sample (NSD forks a new server child at every reload). Times are
