@@ -155,9 +155,10 @@ def one_run(pool, policy, a, tmp, prim, big, exe, serial):
         warm.wait(a.seconds + 60)
         sampler.stop()
         t_end = t_notify + (served if served is not None else a.seconds) + 1
+        miss_recs, warm_recs = miss.records(), warm.records()
         if a.trace:
             dump_trace(os.path.join(a.trace, "%s-%s.json" % (pool, policy)), sampler,
-                       miss.records(), warm.records(), t_notify, t_end)
+                       miss_recs, warm_recs, t_notify, t_end)
         hits = queries = 0
         share = 0.0
         for b in backends:
@@ -175,11 +176,11 @@ def one_run(pool, policy, a, tmp, prim, big, exe, serial):
         dd = None
         return {"downs": downs, "hit_ratio": hits / queries if queries else float("nan"),
                 "thread_share": share,
-                "miss": latency_summary(miss.records()),
-                "warm": latency_summary(warm.records()),
+                "miss": latency_summary(miss_recs),
+                "warm": latency_summary(warm_recs),
                 "served_s": served,
-                "window": (latency_summary(miss.records(), t_notify, t_end),
-                           latency_summary(warm.records(), t_notify, t_end)),
+                "window_s": t_end - t_notify,
+                "window_miss": latency_summary(miss_recs, t_notify, t_end),
                 "cpu": sampler.table(t_notify, t_end),
                 "worst_wait": {lab: sampler.worst_wait(t_notify, t_end, [lab])
                                for lab in sampler.labels}}
@@ -272,10 +273,9 @@ def main():
     for pool, policy, r in results:
         cpu = {row[0]: row for row in r["cpu"]}
         worst = max(r["worst_wait"].items(), key=lambda kv: kv[1][0])
-        win = r["window"][0]
-        length = (r["served_s"] if r["served_s"] is not None else a.seconds) + 1
+        win = r["window_miss"]
         out.append("| %s | %s | %.1f | %.1f / %.1f | %s | %.0f ms (%s) |" % (
-            pool, policy, length, win["p999"], win["max"],
+            pool, policy, r["window_s"], win["p999"], win["max"],
             " | ".join("%.1f / %.1f" % (cpu[lab][1], cpu[lab][2]) if lab in cpu else "-"
                        for lab in labels),
             worst[1][0] * 1000, worst[0]))

@@ -8,7 +8,7 @@ which waited while its latency was bad.
                       ("probes", pid3)]).start()
   ...
   s.stop()
-  s.table(t0, t1)    per label: CPU s, run-queue wait s, busiest thread
+  s.table(t0, t1)    per label: CPU s, run-queue wait s
   s.worst_wait(...)  the longest single wait of one thread
 
 Each label counts its process and all its descendants, found again at
@@ -127,16 +127,15 @@ class ThreadSampler:
         return res
 
     def table(self, t0, t1):
-        """Per label, between t0 and t1: [(label, cpu_s, wait_s, threads,
-        the busiest thread's cpu_s)], in the order the PIDs were given."""
+        """Per label, between t0 and t1: [(label, cpu_s, wait_s)], in the
+        order the PIDs were given."""
         d = self.deltas(t0, t1)
         rows = []
         for label in self.labels:
             mine = [v for k, v in d.items() if k[0] == label]
             if not mine:
                 continue
-            rows.append((label, sum(v[1] for v in mine), sum(v[2] for v in mine),
-                         len(mine), max(v[1] for v in mine)))
+            rows.append((label, sum(v[1] for v in mine), sum(v[2] for v in mine)))
         return rows
 
     def worst_wait(self, t0, t1, labels=None):
