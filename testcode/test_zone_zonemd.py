@@ -18,7 +18,12 @@ either before the fix.)
   the validator and iterator at the stub for example.: a proxy in front
   of NSD that holds DS queries until the test lets them go.
 - Serial 1 is transferred; its check waits for the DS lookup, which the
-  proxy holds. Serial 2 is loaded into Knot and NOTIFYd; --release-delay
+  proxy holds. With --pending-check, serial 1 must be neither served
+  nor written to the zonefile for --hold seconds while the lookup is
+  held: the rule of CVE-2026-77955, that nothing of a serial whose
+  ZONEMD check has not passed is served or written, also when the
+  auth-zone I/O thread applies the transfer (--io-thread yes|no).
+  Serial 2 is loaded into Knot and NOTIFYd; --release-delay
   seconds after Knot has sent the IXFR, the DS queries go on.
 - Then serial 2 must be served and written, the DS lookup answered, a
   name of serial 2 must answer after the checks (a failed check expires
@@ -30,7 +35,8 @@ either before the fix.)
   check on the I/O thread must fail, and the zone must answer SERVFAIL.
 
 usage: test_zone_zonemd.py BUILDDIR [--names N] [--release-delay S]
-       [--io-check] [--show-log]"""
+       [--io-check] [--pending-check] [--hold S] [--io-thread yes|no]
+       [--show-log]"""
 
 import argparse
 import os
@@ -158,12 +164,38 @@ def io_thread_checks(ub, knot, zones, check):
           % sorted(failed))
 
 
+def pending_checks(ub, proxy, hold, check):
+    """While the DS lookup of serial 1's ZONEMD check is held, serial 1 is
+    not served and not written (CVE-2026-77955)."""
+    # the lookup starts when the transferred data is in place
+    check(wait_for(lambda: proxy.ds_queries > 0, 120),
+          "serial 1 transferred: its ZONEMD check looks up the DS (%d queries held)"
+          % proxy.ds_queries)
+    served, written = set(), set()
+    end = time.monotonic() + hold
+    while time.monotonic() < end:
+        s = ub.serial(ZONE)
+        if s is not None:
+            served.add(s)
+        s = file_serial(ub.zonefile(ZONE))
+        if s is not None:
+            written.add(s)
+        time.sleep(0.1)
+    check(not served, "nothing served for %s while its ZONEMD check waits for the "
+          "DS lookup (served serials %s in %.1f s)" % (ZONE, sorted(served), hold))
+    check(not written, "nothing written for %s while its ZONEMD check waits for the "
+          "DS lookup (zonefile serials %s)" % (ZONE, sorted(written)))
+
+
 def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
     ap.add_argument("build")
     ap.add_argument("--names", type=int, default=20000)
     ap.add_argument("--release-delay", type=float, default=0.3)
     ap.add_argument("--io-check", action="store_true")
+    ap.add_argument("--pending-check", action="store_true")
+    ap.add_argument("--hold", type=float, default=3.0)
+    ap.add_argument("--io-thread", choices=["yes", "no"])
     ap.add_argument("--show-log", action="store_true")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
@@ -181,13 +213,17 @@ def main():
         knot.start({ZONE: 1})
         proxy = HoldProxy(nsd.port)
         ub = Secondary(build, os.path.join(d, "unbound"), knot.port, [ZONE],
-                       verbosity=4 if a.show_log or a.io_check else 1)
+                       verbosity=4 if a.show_log or a.io_check else 1,
+                       io_thread=None if a.io_thread is None else a.io_thread == "yes")
         zones.secondary_conf(ub.conf, proxy.port)
         rc = None
         try:
             ub.start()
-            check(ub.wait_serial(ZONE, 1, timeout=120),
-                  "serial 1 transferred and written (served %s)" % ub.serial(ZONE))
+            if a.pending_check:
+                pending_checks(ub, proxy, a.hold, check)
+            else:
+                check(ub.wait_serial(ZONE, 1, timeout=120),
+                      "serial 1 transferred and written (served %s)" % ub.serial(ZONE))
             check(wait_for(lambda: proxy.ds_queries > 0, 30),
                   "the ZONEMD check looks up the DS (%d queries held)" % proxy.ds_queries)
             zones.child_zonefile(2, knot.zonefile(ZONE), expire=1800)
