@@ -26,7 +26,12 @@ case $srcdir in /*) ;; *) srcdir=$bld/$srcdir ;; esac
 # upstream's auth-load-thread branch has tests of its load thread: run them
 # by default too where the tree has them
 if [ -z "$given" ]; then
-	for t in "$srcdir"/testdata/auth_load*.tdir; do
+	# those of newer bases: auth_load on the auth-load-thread branch,
+	# fast_reload and the transfer limits since 1.23-1.25
+	for t in "$srcdir"/testdata/auth_load*.tdir \
+		"$srcdir"/testdata/fast_reload*.tdir \
+		"$srcdir"/testdata/auth_https_origin.tdir \
+		"$srcdir"/testdata/auth_transfer_limit.tdir; do
 		[ -d "$t" ] && set -- "$@" "$(basename "$t")"
 	done
 fi
@@ -70,7 +75,10 @@ run_all "$@"
 if grep -q auth_zone_io_thread "$bld/config.h" 2>/dev/null ||
 	grep -q "auth-zone-io-thread" "$srcdir/util/configlexer.lex"; then
 	for t in "$@"; do
-		for c in "$(basename "$t" .tdir).tdir"/*.conf; do
+		# *.conf2 too: fast_reload tests load a second config,
+		# and fast_reload refuses a change of auth-zone-io-thread
+		for c in "$(basename "$t" .tdir).tdir"/*.conf \
+			"$(basename "$t" .tdir).tdir"/*.conf[0-9]; do
 			# unbound's configs only, not NSD's
 			[ -f "$c" ] && ! grep -q provide-xfr "$c" || continue
 			sed -i 's/^server:.*$/&\n\tauth-zone-io-thread: no/' "$c"
