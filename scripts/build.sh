@@ -87,6 +87,11 @@ cd "$bld"
 # (a patch may change configure).
 want=$(printf '%s\n' "$src" "$@" "$CFLAGS" "$CPPFLAGS" "$LDFLAGS" "$PYTHON_SITE_PKG" "${PYTHON:-}" "$(sha256sum < "$src/configure")")
 if [ ! -f Makefile ] || [ "$(cat .configure-args 2>/dev/null)" != "$want" ]; then
+	# Objects of other flags (-DSTEADY_PATCHLEVEL, sanitizers) are not
+	# rebuilt by make when configure leaves config.h as it was: remove
+	# them (ccache makes the rebuild cheap).
+	[ ! -f Makefile ] || make clean > /dev/null 2>&1 || true
+	rm -f .parser-stamp
 	rm -f .configure-args
 	"$src/configure" "$@" > configure.log 2>&1 || {
 		tail -n 30 configure.log >&2
