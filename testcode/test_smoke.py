@@ -34,9 +34,14 @@ def main():
             version = __import__("subprocess").run(
                 [ub.bin("unbound"), "-V"], capture_output=True, text=True).stdout
             assert "Unbound Steady patch level" in version, version
-            # The base and its security status come from base.pin.
+            # The base and its security status come from base.pin, or
+            # from the pin the build was made with (BASE_PIN, as
+            # scripts/build.sh reads it: patches-next/base.pin for the
+            # series on the next base)
             pin = {}
-            with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "base.pin")) as f:
+            pinfile = os.environ.get("BASE_PIN") or os.path.join(
+                os.path.dirname(os.path.abspath(__file__)), "..", "base.pin")
+            with open(pinfile) as f:
                 for line in f:
                     if "=" in line and not line.startswith("#"):
                         k, v = line.strip().split("=", 1)
