@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 from harness.zone import (KnotPrimary, Secondary, checker, file_serial, notify, rpz_clause,
-                          verdict, wait_for)
+                          rpz_qname_zone, verdict, wait_for)
 
 ZONE = "rpz.example."
 TRIGGER_A = "192.0.2.1"
@@ -30,9 +30,7 @@ IXFR_BEFORE_AXFR = 5
 
 
 def rpz_text(serial, labels):
-    return ("$ORIGIN %s\n$TTL 3600\n@ IN SOA ns.%s hostmaster.%s %d 3600 600 86400 300\n"
-            "@ IN NS ns\nns IN A 127.0.0.1\n" % (ZONE, ZONE, ZONE, serial) +
-            "".join("%s.bench IN A %s\n" % (lab, TRIGGER_A) for lab in labels))
+    return rpz_qname_zone(ZONE, serial, labels, TRIGGER_A)
 
 
 def transfers(knot):

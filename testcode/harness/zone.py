@@ -549,6 +549,14 @@ class Secondary:
             self.proc = None
 
 
+def rpz_qname_zone(zone, serial, labels, address):
+    """The text of an RPZ zone whose QNAME triggers label.bench.<zone>,
+    for each of labels, have local data A address."""
+    return ("$ORIGIN %s\n$TTL 3600\n@ IN SOA ns.%s hostmaster.%s %d 3600 600 86400 300\n"
+            "@ IN NS ns\nns IN A 127.0.0.1\n" % (zone, zone, zone, serial) +
+            "".join("%s.bench IN A %s\n" % (lab, address) for lab in labels))
+
+
 def rpz_clause(secondary, zone, server_extra=""):
     """Make zone an rpz: clause in secondary's config (it takes no for-*
     or fallback options, and needs the respip module); server_extra is
