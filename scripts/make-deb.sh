@@ -64,6 +64,19 @@ export DEB_CPPFLAGS_MAINT_APPEND = $cppflags" "$tree/debian/rules"
 grep -qF "export DEB_CPPFLAGS_MAINT_APPEND = $cppflags" "$tree/debian/rules" ||
 	die "could not add -DSTEADY_PATCHLEVEL to debian/rules (DEB_CFLAGS_MAINT_APPEND line gone?)"
 
+# The package's system account: Debian's debian/unbound.sysusers (since
+# 1.25.0-1) may use the "u!" line of systemd 256 (a locked account).
+# Debian 12's systemd-sysusers (252) refuses that line, and the package's
+# postinst fails; there "u" makes the same account, which sysusers of
+# 252 creates with the locked password "!*" too.
+sysusers_note=""
+osmajor=$(. /etc/os-release 2>/dev/null && echo "${VERSION_ID:-}" | cut -d. -f1)
+if [ -f "$tree/debian/unbound.sysusers" ] && grep -q '^u!' "$tree/debian/unbound.sysusers" &&
+	[ -n "$osmajor" ] && [ "$osmajor" -lt 13 ] 2>/dev/null; then
+	sed -i 's/^u!/u/' "$tree/debian/unbound.sysusers"
+	sysusers_note="debian/unbound.sysusers: \"u\" instead of \"u!\", which Debian $osmajor's systemd-sysusers does not know."
+fi
+
 # The version (scripts/deb-version.sh): above Debian's, below Debian's
 # next security revision and later releases, growing with every
 # committed change of the series, naming the Debian release it is built
@@ -90,6 +103,7 @@ author=${author:-Unbound Steady maintainers <unbound-steady@localhost>}
 	echo "  * debian/rules: $cppflags,"
 	echo "    so unbound -V names the fork, its base and its security status."
 	echo "  * Built on $(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-Debian}") with its debhelper and libraries."
+	[ -z "$sysusers_note" ] || echo "  * $sysusers_note"
 	echo
 	echo " -- $author  $date"
 	echo

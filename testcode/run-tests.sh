@@ -2,20 +2,21 @@
 # Run every test of Unbound Steady against a built fork: upstream's own
 # suites in the build directory, then ours. Ends with "N passed, N failed".
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
-  TEST names one of: upstream-unit upstream-tdir roundtrip fetch-errors
+  TEST names one of: upstream-unit upstream-tdir tdir-base-failures roundtrip fetch-errors
   base-change rebase-check deb-version security-status readme-facts
   patch-messages build-noparser
   deps-listen deps-listen-proof smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
-  zone-reload zone-zonemd zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  zone-reload zone-zonemd zone-zonemd-pending zone-fast-reload zone-fast-reload-tsan
+  zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   control-lines soak
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
-  (wildcard-proof needs make hashbug, rpz-hash-proof make stock,
+  (wildcard-proof needs make hashbug, rpz-hash-proof and tdir-base-failures make stock,
   *-lookup3 make fork-lookup3,
   upstream-unit-debug make fork-debug,
-  zone-tsan make fork-tsan, zone-oom, soak and fuzz-config make fork-asan;
+  zone-tsan and zone-fast-reload-tsan make fork-tsan, zone-fast-reload, zone-oom, soak and fuzz-config make fork-asan;
   SOAK_SECONDS, default 120, is the soak's length,
   fuzz-* make fork-fuzz; FUZZ_SECONDS, default 30, is each fuzz run,
   FUZZ_SEED, default 1, its seed) upstream-export check-series deb deb-upgrade
@@ -32,14 +33,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 logs=$top/build/test
 mkdir -p "$logs"
-[ $# -gt 0 ] || set -- upstream-unit upstream-tdir roundtrip fetch-errors \
+[ $# -gt 0 ] || set -- upstream-unit upstream-tdir tdir-base-failures roundtrip fetch-errors \
 	base-change rebase-check deb-version security-status readme-facts \
 	patch-messages build-noparser \
 	deps-listen deps-listen-proof smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
-	zone-reload zone-zonemd zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
+	zone-reload zone-zonemd zone-zonemd-pending zone-fast-reload zone-fast-reload-tsan \
+	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	control-lines soak \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
 	upstream-export check-series deb deb-upgrade
@@ -86,6 +88,7 @@ for t; do
 	case $t in
 	upstream-unit) run upstream-unit "$here/upstream-unit.sh" "$bld" ;;
 	upstream-tdir) run upstream-tdir "$here/upstream-tdir.sh" "$bld" ;;
+	tdir-base-failures) run tdir-base-failures "$here/test_tdir_base_failures.sh" "$top/build/stock" ;;
 	roundtrip) run roundtrip "$here/test_roundtrip.sh" "$top/build/base" "$top/patches" ;;
 	fetch-errors) run fetch-errors "$here/test_fetch_errors.sh" "$top/build/dl" ;;
 	base-change) run base-change "$here/test_base_change.sh" "$top/build/base" "$top/patches" ;;
@@ -136,6 +139,19 @@ for t; do
 	zone-reload) run zone-reload "$PYTHON" "$here/test_zone_reload.py" "$bld" ;;
 	zone-zonemd) run zone-zonemd "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
 		--io-check ;;
+	# zone-zonemd runs it with the auth-zone I/O thread, this without
+	zone-zonemd-pending) run zone-zonemd-pending "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
+		--io-thread no ;;
+	# fast_reload with and without +p under ASan; under TSan without +p
+	# only: with +p, TSan reports races in upstream's own +p code
+	# (fr_atomic_copy_cfg, acl_list_swap_tree), none in the fork's.
+	zone-fast-reload) run zone-fast-reload sh -c '"$1" "$2/test_zone_fast_reload.py" "$3" && "$1" "$2/test_zone_fast_reload.py" "$3" --nopause' \
+		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
+	zone-fast-reload-tsan) run zone-fast-reload-tsan env \
+		TSAN_OPTIONS="second_deadlock_stack=1 suppressions=$here/tsan-stock.supp" \
+		"$PYTHON" "$here/test_zone_fast_reload.py" "$top/build/fork-tsan" ;;
+	zone-rpz-full-transfer) run zone-rpz-full-transfer sh -c 'for m in yes no; do "$1" "$2/test_zone_rpz_full_transfer.py" "$3" --io-thread $m || exit 1; done; "$1" "$2/test_zone_rpz_full_transfer.py" "$3" --names 2000 --replace 1100' \
+		sh "$PYTHON" "$here" "$bld" ;;
 	zone-url) run zone-url "$PYTHON" "$here/test_zone_url.py" "$bld" ;;
 	zone-rpz) run zone-rpz "$PYTHON" "$here/test_zone_rpz.py" "$bld" ;;
 	zone-rpz-memory) run zone-rpz-memory "$PYTHON" "$here/test_zone_rpz_memory.py" "$bld" ;;

@@ -264,6 +264,22 @@ grep -q "^Unbound Steady patch level $level, on Debian's unbound ${ver%%+steady*
 	{ cat "$tmp/version"; rc=1; fail "/usr/sbin/unbound -V does not name Unbound Steady patch level $level, the base ${ver%%+steady*} and $BASE_UNFIXED_CVES unfixed CVEs (base.pin)"; }
 echo "  ok: $(grep '^Unbound Steady' "$tmp/version")"
 
+# The package's system account and its directory (debian/unbound.sysusers
+# and unbound.tmpfiles since 1.25.0-1, maintainer scripts before): the
+# account locked, with no login shell.
+ent=$(getent passwd unbound) || { rc=1; fail "no unbound account after the install"; }
+case $ent in
+*:/usr/sbin/nologin) ;;
+*) rc=1; fail "the unbound account has a login shell: $ent" ;;
+esac
+case $(getent shadow unbound | cut -d: -f2) in
+'!'*|'*'*) ;;
+*) rc=1; fail "the unbound account's password is not locked" ;;
+esac
+[ "$(stat -c %U /var/lib/unbound 2>/dev/null)" = unbound ] ||
+	{ rc=1; fail "/var/lib/unbound is missing or not owned by unbound"; }
+echo "  ok: the unbound account (locked, $(echo "$ent" | cut -d: -f6-7 | tr : ' ')) and /var/lib/unbound"
+
 [ -f "$snippet" ] || write_snippet
 serve_check fork
 if [ $upgrade = 1 ]; then

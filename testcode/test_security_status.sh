@@ -1,8 +1,12 @@
 #!/bin/sh
 # doc/security-status.md is current: it names the pinned base, its table
-# of unfixed CVEs has BASE_UNFIXED_CVES rows (what unbound -V prints), and,
-# when upstream's repository is here, every CVE id of upstream's
-# doc/Changelog that the base does not name is in the file.
+# of unfixed CVEs has BASE_UNFIXED_CVES rows (what unbound -V prints),
+# every CVE id that the base's debian/changelog names in its entries newer
+# than the fork's previous base (BASE_PREVIOUS_VERSION) is in the file
+# (Debian's changelog can be the only list: upstream's 1.26.1 tarball
+# names none of its CVEs), and, when upstream's repository is here, every
+# CVE id of upstream's doc/Changelog that the base does not name is in the
+# file.
 usage="usage: test_security_status.sh BASEDIR
   BASEDIR is build/base. UPSTREAM_GIT (default
   /work/.mirror/NLnetLabs+unbound/repo) is a git copy of upstream's
@@ -27,6 +31,29 @@ rows=$(sed -n '/^## Known unfixed/,/^## /p' "$doc" | grep -c '^| CVE-')
 	bad "the table lists $rows CVEs, base.pin's BASE_UNFIXED_CVES is $BASE_UNFIXED_CVES"
 grep -q "known upstream CVEs not fixed: $BASE_UNFIXED_CVES " "$doc" && ok "the unbound -V sample says $BASE_UNFIXED_CVES" ||
 	bad "the unbound -V sample in $doc does not say $BASE_UNFIXED_CVES"
+
+if [ -n "${BASE_PREVIOUS_VERSION:-}" ]; then
+	# the entries of debian/changelog, newest first, down to the
+	# previous base's version; the CVE ids they name
+	since=$(awk '/^[a-z0-9][a-z0-9.+-]* \(/ { v = $2; gsub(/[()]/, "", v); print "V " v; next }
+		{ while (match($0, /CVE-[0-9]+-[0-9]+/)) { print "C " substr($0, RSTART, RLENGTH); $0 = substr($0, RSTART + RLENGTH) } }' \
+		"$base/debian/changelog" | while read -r kind val; do
+			if [ "$kind" = V ]; then
+				dpkg --compare-versions "$val" gt "$BASE_PREVIOUS_VERSION" || break
+			else
+				echo "$val"
+			fi
+		done | sort -u)
+	n=0 absent=""
+	for c in $since; do
+		n=$((n + 1))
+		grep -q "$c" "$doc" || absent="$absent $c"
+	done
+	[ -z "$absent" ] && ok "all $n CVEs of debian/changelog since $BASE_PREVIOUS_VERSION are in the file" ||
+		bad "CVEs that debian/changelog names since $BASE_PREVIOUS_VERSION missing from $doc:$absent"
+else
+	bad "base.pin does not set BASE_PREVIOUS_VERSION"
+fi
 
 if git -C "$up" rev-parse -q --verify master >/dev/null 2>&1; then
 	{ grep -o 'CVE-[0-9]*-[0-9]*' "$base/debian/changelog" "$base/doc/Changelog"

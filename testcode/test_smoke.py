@@ -36,8 +36,7 @@ def main():
             assert "Unbound Steady patch level" in version, version
             # The base and its security status come from base.pin, or
             # from the pin the build was made with (BASE_PIN, as
-            # scripts/build.sh reads it: patches-next/base.pin for the
-            # series on the next base)
+            # scripts/build.sh reads it)
             pin = {}
             pinfile = os.environ.get("BASE_PIN") or os.path.join(
                 os.path.dirname(os.path.abspath(__file__)), "..", "base.pin")

@@ -24,14 +24,18 @@ export GIT_AUTHOR_NAME="Test Author" GIT_AUTHOR_EMAIL="test@example.org"
 export GIT_COMMITTER_NAME="Test Author" GIT_COMMITTER_EMAIL="test@example.org"
 export GIT_AUTHOR_DATE="2026-11-22T00:00:00Z" GIT_COMMITTER_DATE="2026-11-22T00:00:00Z"
 
-# Two lines of doc/example.conf.in picked from what Debian's series of the
-# pinned base changes there (not written down, so any base.pin works): a
-# line that only Debian's series adds (a change of it cannot apply to the
-# pristine tarball), and the first line after that block (a change of it
-# has Debian's lines as context: it applies to the pristine tarball only
-# with fuzz).
-tar -xzOf "$dl/$BASE_ORIG_FILE" --wildcards '*/doc/example.conf.in' > "$tmp/pristine.conf" 2>/dev/null
-picks=$(diff -U0 "$tmp/pristine.conf" "$base/doc/example.conf.in" | awk -v f="$base/doc/example.conf.in" '
+# Two lines of a file that Debian's series of the pinned base changes,
+# picked from what it changes there (not written down, so any base.pin
+# works): a line that only Debian's series adds (a change of it cannot
+# apply to the pristine tarball), and the first line after that block (a
+# change of it has Debian's lines as context: it applies to the pristine
+# tarball only with fuzz). The first file of the series where such a pair
+# exists is taken.
+picks=""
+for cf in $(sed -n 's|^+++ b/||p' "$base"/debian/patches/*.patch 2>/dev/null | sed 's/[[:space:]].*//' | sort -u); do
+	[ -f "$base/$cf" ] || continue
+	tar -xzOf "$dl/$BASE_ORIG_FILE" --wildcards "*/$cf" > "$tmp/pristine.file" 2>/dev/null || continue
+	picks=$(diff -U0 "$tmp/pristine.file" "$base/$cf" | awk -v f="$base/$cf" '
 	BEGIN { while ((getline l < f) > 0) { n++; line[n] = l; count[l]++ } }
 	/^@@/ && !done {
 		split($3, a, ","); s = substr(a[1], 2) + 0; c = (a[2] == "" ? 1 : a[2] + 0)
@@ -42,15 +46,18 @@ picks=$(diff -U0 "$tmp/pristine.conf" "$base/doc/example.conf.in" | awk -v f="$b
 		for (i = s + c; i <= n && i < s + c + 3; i++) if (line[i] ~ /[^[:space:]]/) { after = i; break }
 		if (deb && after && count[line[after]] == 1) { print deb, after; done = 1 }
 	}')
+	[ -n "$picks" ] || continue
+	fuzzline=${picks#* }
+	grep -qxF "$(sed -n "${fuzzline}p" "$base/$cf")" "$tmp/pristine.file" && break
+	picks=""
+done
+[ -n "$picks" ] || { echo "test_upstream_export: Debian's series of the base changes no usable line in any file"; exit 1; }
 debline=${picks% *} fuzzline=${picks#* }
-[ -n "$picks" ] || { echo "test_upstream_export: Debian's series of the base changes no usable line in doc/example.conf.in"; exit 1; }
-grep -qxF "$(sed -n "${fuzzline}p" "$base/doc/example.conf.in")" "$tmp/pristine.conf" ||
-	{ echo "test_upstream_export: line $fuzzline of doc/example.conf.in is not in the pristine tarball"; exit 1; }
-echo "  (doc/example.conf.in: line $debline only with Debian's series, line $fuzzline after it)"
-# change_line N: append " (changed)" to line N of doc/example.conf.in.
+echo "  ($cf: line $debline only with Debian's series, line $fuzzline after it)"
+# change_line N: append " (changed)" to line N of that file.
 change_line() {
-	awk -v n="$1" 'NR == n { $0 = $0 " (changed)" } { print }' doc/example.conf.in > "$tmp/ex" &&
-		mv "$tmp/ex" doc/example.conf.in
+	awk -v n="$1" 'NR == n { $0 = $0 " (changed)" } { print }' "$cf" > "$tmp/ex" &&
+		mv "$tmp/ex" "$cf"
 }
 
 # A work tree like make src's: the base with Debian's series, then commits.
@@ -93,7 +100,7 @@ cat "$tmp/out.log"
 out=$tmp/out
 check "the export succeeds although one patch does not apply" [ $rc -eq 0 ]
 check "the patch that needs Debian's series is named" \
-	grep -q "PROBLEM: 0003-Needs-Debian-s-series.patch does not apply to pristine $BASE_UPSTREAM_VERSION without Debian's series (failed in: doc/example.conf.in)" "$tmp/out.log"
+	grep -q "PROBLEM: 0003-Needs-Debian-s-series.patch does not apply to pristine $BASE_UPSTREAM_VERSION without Debian's series (failed in: $cf)" "$tmp/out.log"
 check "the patch without a topic is named" grep -q "warning: 0007-No-topic.patch has no topic" "$tmp/out.log"
 check "the patch that needs fuzz is named" \
 	grep -q "PROBLEM: 0006-Fuzzy-delta.patch applies to pristine $BASE_UPSTREAM_VERSION only with fuzz" "$tmp/out.log"
