@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The fork against stock Unbound 1.22 and the resolvers operators choose
+"""The fork against stock Unbound (the base) and the resolvers operators choose
 instead, in one run on loopback (bench/resolvers.py starts each with 2
 threads or processes, validation off, large caches, the zone stubbed or
 forwarded to NSD). Workloads:
@@ -44,6 +44,7 @@ sys.path.insert(0, os.path.join(TOP, "testcode"))
 sys.path.insert(0, HERE)
 from harness.load import Probe, build_probe, cpu_seconds, dnsperf, latency_summary, names_file, windows  # noqa: E402
 from harness.stats import med, median, ratio  # noqa: E402
+from harness.server import stock_name  # noqa: E402
 from harness.zone import Primary, write_zone  # noqa: E402
 import resolvers  # noqa: E402
 from svgplot import line_plot  # noqa: E402
@@ -232,7 +233,7 @@ def main():
         prim.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
-    out = ["## Peers: the fork, stock 1.22 and other resolvers", "",
+    out = ["## Peers: the fork, %s and other resolvers" % stock_name(), "",
            "Command: `flock build/.bench.lock %s` (%s)." % (cmd, time.strftime("%Y-%m-%d")), ""]
     if missing:
         out += ["Not installed, left out: %s (`scripts/install-deps.sh bench`)." % ", ".join(missing), ""]

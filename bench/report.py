@@ -35,6 +35,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TOP, "testcode"))
+from harness.server import read_pin  # noqa: E402
 
 # part: (full arguments, quick arguments); OUT and PLOT are filled in
 PARTS = [
@@ -134,11 +136,13 @@ def main():
                        ", running only some parts again (`--only`)" if a.only else "",
                        total / 60, ", ".join(n for n in only))]
     head += [host, "- peers: " + tree_and_peers.split("; peers: ", 1)[1]]
+    pin = read_pin()
     head += ["", "Every figure is a median with (min–max) of its runs unless a table says one run; "
-             "stock is Unbound 1.22.0 with Debian's patches (make stock), fork is the same base with "
+             "stock is Unbound %s, Debian's %s (make stock), fork is the same base with "
              "patches/ (make). What is not fair on this machine: it has 2 noisy vCPUs, and the load "
              "generator (dnsperf or the probe), NSD and dnsdist take CPU from the servers under test; "
-             "every server gets the same, and no two benchmarks run at once.", "",
+             "every server gets the same, and no two benchmarks run at once." % (
+                 pin["BASE_UPSTREAM_VERSION"], pin["BASE_DEBIAN_VERSION"]), "",
              "| part | command (from the top of the tree, under `flock build/.bench.lock`) | "
              "run on | minutes |",
              "|---|---|---|---|"]

@@ -11,9 +11,11 @@ once it is there hashes the whole zone and verifies the ZONEMD. A probe
 seconds from the start (the zonefile must be on disk --settle seconds
 before its end); the report is the probe's max latency and lost queries,
 per configuration:
-  stock      stock 1.22: transfer, apply and check on the worker;
-  fork       the fork: apply on the auth-zone I/O thread, the check's
-             hash on the worker after the DS lookup;
+  stock      stock (make stock): transfer, apply and check on the
+             worker;
+  fork       the fork: apply on the auth-zone I/O thread, and the
+             check's hash there after the DS lookup (on the 1.22
+             series the hash after the lookup ran on the worker);
   fork-off   the fork with zonemd-check: no (the same without a check).
 Median (min-max) of --reps runs each.
 

@@ -3,7 +3,6 @@
 from the hyperlocal zone and through its wildcard CNAME via the iterator,
 sends nothing off the machine, reports statistics and stops cleanly."""
 
-import os
 import sys
 import tempfile
 import time
@@ -13,7 +12,7 @@ import dns.message
 import dns.query
 import dns.rdatatype
 
-from harness.server import Unbound, rcode_text
+from harness.server import Unbound, rcode_text, read_pin
 
 usage = "usage: test_smoke.py BUILDDIR"
 
@@ -37,14 +36,7 @@ def main():
             # The base and its security status come from base.pin, or
             # from the pin the build was made with (BASE_PIN, as
             # scripts/build.sh reads it)
-            pin = {}
-            pinfile = os.environ.get("BASE_PIN") or os.path.join(
-                os.path.dirname(os.path.abspath(__file__)), "..", "base.pin")
-            with open(pinfile) as f:
-                for line in f:
-                    if "=" in line and not line.startswith("#"):
-                        k, v = line.strip().split("=", 1)
-                        pin[k] = v
+            pin = read_pin()
             want = "on Debian's unbound %s with its security patches; known upstream CVEs not fixed: %s " % (
                 pin["BASE_DEBIAN_VERSION"], pin["BASE_UNFIXED_CVES"])
             assert want in version, (want, version)

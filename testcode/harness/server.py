@@ -17,6 +17,24 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 
 
+def read_pin(path=None):
+    """The pinned base as a dict of base.pin's KEY=value lines: path, or
+    $BASE_PIN (the pin scripts/build.sh reads), or base.pin at the top."""
+    path = path or os.environ.get("BASE_PIN") or os.path.join(TOP, "base.pin")
+    pin = {}
+    with open(path) as f:
+        for line in f:
+            if "=" in line and not line.startswith("#"):
+                k, v = line.strip().split("=", 1)
+                pin[k] = v
+    return pin
+
+
+def stock_name():
+    """What make stock builds, for reports: "stock 1.26.1" of the pin."""
+    return "stock %s" % read_pin()["BASE_UPSTREAM_VERSION"]
+
+
 def free_port():
     """A loopback port that is free for both UDP and TCP right now."""
     while True:
