@@ -14,8 +14,8 @@ per configuration:
   stock      stock (make stock): transfer, apply and check on the
              worker;
   fork       the fork: apply on the auth-zone I/O thread, and the
-             check's hash there after the DS lookup (on the 1.22
-             series the hash after the lookup ran on the worker);
+             check's hash there after the DS lookup (test zone-zonemd
+             checks where it runs);
   fork-off   the fork with zonemd-check: no (the same without a check).
 Median (min-max) of --reps runs each.
 
