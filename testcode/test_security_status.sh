@@ -23,6 +23,15 @@ up=${UPSTREAM_GIT:-/work/.mirror/NLnetLabs+unbound/repo}
 fails=0
 ok() { echo "  ok: $*"; }
 bad() { echo "  FAIL: $*"; fails=$((fails + 1)); }
+# in_doc IDS: n, the number of CVE ids in IDS, and absent, those that
+# $doc does not name
+in_doc() {
+	n=0 absent=""
+	for c in $1; do
+		n=$((n + 1))
+		grep -q "$c" "$doc" || absent="$absent $c"
+	done
+}
 
 grep -qF "$BASE_DEBIAN_VERSION" "$doc" && ok "names the base $BASE_DEBIAN_VERSION" ||
 	bad "$doc does not name the pinned base $BASE_DEBIAN_VERSION"
@@ -44,11 +53,7 @@ if [ -n "${BASE_PREVIOUS_VERSION:-}" ]; then
 				echo "$val"
 			fi
 		done | sort -u)
-	n=0 absent=""
-	for c in $since; do
-		n=$((n + 1))
-		grep -q "$c" "$doc" || absent="$absent $c"
-	done
+	in_doc "$since"
 	[ -z "$absent" ] && ok "all $n CVEs of debian/changelog since $BASE_PREVIOUS_VERSION are in the file" ||
 		bad "CVEs that debian/changelog names since $BASE_PREVIOUS_VERSION missing from $doc:$absent"
 else
@@ -61,11 +66,7 @@ if git -C "$up" rev-parse -q --verify master >/dev/null 2>&1; then
 	missing=$(git -C "$up" show master:doc/Changelog | grep -o 'CVE-[0-9]*-[0-9]*' | sort -u |
 		comm -23 - "${TMPDIR:-/tmp}/secstat.$$")
 	rm -f "${TMPDIR:-/tmp}/secstat.$$"
-	n=0 absent=""
-	for c in $missing; do
-		n=$((n + 1))
-		grep -q "$c" "$doc" || absent="$absent $c"
-	done
+	in_doc "$missing"
 	[ -z "$absent" ] && ok "all $n upstream CVEs that the base does not name are accounted for" ||
 		bad "upstream CVEs missing from $doc:$absent"
 else

@@ -21,7 +21,7 @@ import re
 import sys
 import tempfile
 
-from harness.zone import (KnotPrimary, Secondary, checker, file_serial, notify, rpz_clause,
+from harness.zone import (checker, file_serial, notify, rpz_from_knot,
                           rpz_qname_zone, verdict, wait_for)
 
 ZONE = "rpz.example."
@@ -56,13 +56,7 @@ def main():
     labels = ["t%d" % i for i in range(a.names)]
 
     with tempfile.TemporaryDirectory(prefix="steady-rpz-full-") as d:
-        knot = KnotPrimary(os.path.join(d, "knot"), [ZONE])
-        with open(knot.zonefile(ZONE), "w") as f:
-            f.write(rpz_text(1, labels))
-        knot.start({ZONE: 1}, timeout=120)
-        ub = Secondary(os.path.abspath(a.build), os.path.join(d, "unbound"), knot.port,
-                       [ZONE], threads=1, io_thread=a.io_thread == "yes")
-        rpz_clause(ub, ZONE)
+        knot, ub = rpz_from_knot(d, a.build, ZONE, rpz_text(1, labels), a.io_thread == "yes")
         try:
             ub.start()
             check(wait_for(lambda: file_serial(ub.zonefile(ZONE)) == 1, 120),

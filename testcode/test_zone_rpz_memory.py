@@ -14,7 +14,6 @@ always applied in place, far under the zone's size). Then:
 usage: test_zone_rpz_memory.py BUILDDIR [--names N] [--replace N]"""
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ import time
 import dns.message
 import dns.query
 
-from harness.zone import (KnotPrimary, Secondary, checker, file_serial, notify, rpz_clause,
+from harness.zone import (checker, file_serial, notify, rpz_from_knot,
                       rpz_qname_zone, verdict, wait_for)
 
 ZONE = "rpz.example."
@@ -63,13 +62,7 @@ def main():
     labels = ["t%d" % i for i in range(a.names)]
 
     with tempfile.TemporaryDirectory(prefix="steady-rpz-memory-") as d:
-        knot = KnotPrimary(os.path.join(d, "knot"), [ZONE])
-        with open(knot.zonefile(ZONE), "w") as f:
-            f.write(rpz_text(1, labels))
-        knot.start({ZONE: 1}, timeout=120)
-        ub = Secondary(os.path.abspath(a.build), os.path.join(d, "unbound"), knot.port,
-                       [ZONE], threads=1, io_thread=True)
-        rpz_clause(ub, ZONE)
+        knot, ub = rpz_from_knot(d, a.build, ZONE, rpz_text(1, labels), True)
         try:
             ub.start()
             check(wait_for(lambda: file_serial(ub.zonefile(ZONE)) == 1, 120),

@@ -557,6 +557,20 @@ def rpz_qname_zone(zone, serial, labels, address):
             "".join("%s.bench IN A %s\n" % (lab, address) for lab in labels))
 
 
+def rpz_from_knot(workdir, build, zone, text, io_thread):
+    """Knot, started, serving zone at serial 1 with text, and the built
+    unbound (one thread, auth-zone-io-thread io_thread), not started,
+    its secondary with zone as an rpz: clause. Returns (knot, unbound)."""
+    knot = KnotPrimary(os.path.join(workdir, "knot"), [zone])
+    with open(knot.zonefile(zone), "w") as f:
+        f.write(text)
+    knot.start({zone: 1}, timeout=120)
+    ub = Secondary(os.path.abspath(build), os.path.join(workdir, "unbound"), knot.port,
+                   [zone], threads=1, io_thread=io_thread)
+    rpz_clause(ub, zone)
+    return knot, ub
+
+
 def rpz_clause(secondary, zone, server_extra=""):
     """Make zone an rpz: clause in secondary's config (it takes no for-*
     or fallback options, and needs the respip module); server_extra is
