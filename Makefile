@@ -23,7 +23,7 @@ STOCK := $(B)/stock
 PATCHLEVEL = $(shell git -C $(SRC) rev-list --count base..HEAD 2>/dev/null || echo unknown)
 
 .PHONY: all deps deps-test rebase-check FORCE base src export-patches fork stock hashbug stock-hashbug build run test \
-	fork-lookup3 fork-tsan fork-asan fork-debug fork-fuzz fuzz soak bench deps-bench \
+	fork-lookup3 fork-tsan fork-asan fork-debug fork-nothreads fork-fuzz fuzz soak bench deps-bench \
 	upstream-test install install-systemd clean distclean
 
 all: build
@@ -113,6 +113,14 @@ fork-debug: src
 	STEADY_PATCHLEVEL=$(PATCHLEVEL) CONFIGURE_FLAGS="$(CONFIGURE_FLAGS) --enable-debug --enable-lock-checks $(TEST_BUILD_FLAGS) --disable-static" \
 		scripts/build.sh $(SRC) $(B)/fork-debug
 
+# Without thread support, which upstream keeps building: workers are
+# processes, and there is no auth-zone I/O thread (auth-zone-io-thread:
+# yes works as no). make test runs upstream's make test and a zone
+# transfer in it.
+fork-nothreads: src
+	STEADY_PATCHLEVEL=$(PATCHLEVEL) CONFIGURE_FLAGS="$(CONFIGURE_FLAGS) --without-pthreads --without-solaris-threads $(TEST_BUILD_FLAGS) --disable-static" \
+		scripts/build.sh $(SRC) $(B)/fork-nothreads
+
 # Test-only build with the wildcard-CNAME hash fix reverted (never shipped).
 hashbug: src
 	scripts/build-hashbug.sh $(SRC) $(B)/fork-hashbug
@@ -150,7 +158,7 @@ bench: deps-bench build stock hashbug stock-hashbug
 run: build
 	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)
 
-test: deps-test build stock hashbug fork-lookup3 fork-tsan fork-asan fork-debug fork-fuzz
+test: deps-test build stock hashbug fork-lookup3 fork-tsan fork-asan fork-debug fork-nothreads fork-fuzz
 	testcode/run-tests.sh $(FORK)
 
 # Apply the series to another base given as tarballs in BASE_DIR
@@ -177,7 +185,7 @@ install-systemd: install
 	@echo "wrote $(DROPIN_DIR)/unbound-steady.conf; to use it: systemctl daemon-reload && systemctl restart unbound"
 
 clean:
-	rm -rf $(FORK) $(STOCK) $(B)/bench-quick $(B)/fork-lookup3 $(B)/fork-tsan $(B)/fork-asan $(B)/fork-debug $(B)/fork-fuzz $(B)/fork-hashbug $(B)/fork-hashbug.src $(B)/run $(B)/test
+	rm -rf $(FORK) $(STOCK) $(B)/bench-quick $(B)/fork-lookup3 $(B)/fork-tsan $(B)/fork-asan $(B)/fork-debug $(B)/fork-nothreads $(B)/fork-fuzz $(B)/fork-hashbug $(B)/fork-hashbug.src $(B)/run $(B)/test
 
 distclean:
 	rm -rf $(B)

@@ -8,7 +8,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   deps-listen deps-listen-proof smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
-  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
+  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads zone-transfer zone-transfer-nothreads zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-zonemd zone-zonemd-pending zone-fast-reload zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   control-lines soak
@@ -16,6 +16,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   (wildcard-proof needs make hashbug, rpz-hash-proof and tdir-base-failures make stock,
   *-lookup3 make fork-lookup3,
   upstream-unit-debug make fork-debug,
+  upstream-unit-nothreads and zone-transfer-nothreads make fork-nothreads,
   zone-tsan and zone-fast-reload-tsan make fork-tsan, zone-fast-reload, zone-oom, soak and fuzz-config make fork-asan;
   SOAK_SECONDS, default 120, is the soak's length,
   fuzz-* make fork-fuzz; FUZZ_SECONDS, default 30, is each fuzz run,
@@ -39,7 +40,7 @@ mkdir -p "$logs"
 	deps-listen deps-listen-proof smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
-	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug zone-transfer zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
+	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads zone-transfer zone-transfer-nothreads zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
 	zone-reload zone-zonemd zone-zonemd-pending zone-fast-reload zone-fast-reload-tsan \
 	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	control-lines soak \
@@ -126,6 +127,9 @@ for t; do
 	dnssec) run dnssec "$PYTHON" "$here/test_dnssec.py" "$bld" ;;
 	dnssec-lookup3) run dnssec-lookup3 "$PYTHON" "$here/test_dnssec.py" "$top/build/fork-lookup3" ;;
 	upstream-unit-debug) run upstream-unit-debug "$here/upstream-unit.sh" "$top/build/fork-debug" ;;
+	upstream-unit-nothreads) run upstream-unit-nothreads "$here/upstream-unit.sh" "$top/build/fork-nothreads" ;;
+	zone-transfer-nothreads) run zone-transfer-nothreads "$PYTHON" "$here/test_zone_transfer.py" \
+		"$top/build/fork-nothreads" --no-thread-support ;;
 	zone-transfer) run zone-transfer sh -c 'for m in yes no; do "$1" "$2/test_zone_transfer.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-faults) run zone-faults sh -c 'for m in yes no; do "$1" "$2/test_zone_faults.py" "$3" --io-thread $m || exit 1; done' \
