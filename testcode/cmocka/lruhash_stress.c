@@ -1,10 +1,11 @@
 /*
  * Multithreaded stress test of util/storage/lruhash.c and slabhash.c for
- * Unbound Steady: THREADS threads (more than the 2 cores) insert, look up,
- * remove, clear, traverse and read statistics on tables that start with 1
- * or 2 bins (so they grow, incrementally, many times) and are small enough
- * to evict all the time; and threads look up keys that are present while
- * another grows the table. Bounded in time; checks the invariants at the end
+ * Unbound Steady: THREADS threads (more than the 2 cores) insert (also
+ * with lruhash_insert_or_retrieve, which returns the entry write locked),
+ * look up, remove, clear, traverse and read statistics on tables that
+ * start with 1 or 2 bins (so they grow, incrementally, many times) and
+ * are small enough to evict all the time; and threads look up keys that
+ * are present while another grows the table. Bounded in time; checks the invariants at the end
  * and, during the run, that every lookup returns the entry of its own key
  * with the data value that key always gets. Meant to run under
  * ThreadSanitizer and AddressSanitizer too (testcode/cmocka/run.sh).
@@ -46,7 +47,8 @@ struct worker {
 	long ops;
 	/** lookups that found their key */
 	long hits;
-	/** errors seen: a lookup returning a wrong entry or value */
+	/** errors seen: a lookup or lruhash_insert_or_retrieve returning
+	 * a wrong entry or value */
 	long errors;
 	/** keys are 0 .. keys-1 */
 	int keys;
@@ -104,12 +106,36 @@ work(void* arg)
 		int op = (int)(rand_r(&seed) % 1000);
 		struct slabhash_testkey* k = make_key(id);
 		w->ops++;
-		if(op < 400) {
+		if(op < 350) {
 			struct slabhash_testdata* d = calloc(1, sizeof(*d));
 			if(!d) abort();
 			d->data = value_of(id);
 			k->entry.data = d;
 			slabhash_insert(w->sh, k->entry.hash, &k->entry, d, NULL);
+			continue;
+		} else if(op < 400) {
+			/* it holds the entry's write lock when it returns:
+			 * what it does after taking that lock (reclaim, split,
+			 * grow) must not wait for a lookup that waits for it */
+			struct slabhash_testdata* d = calloc(1, sizeof(*d));
+			struct lruhash_entry* e;
+			if(!d) abort();
+			d->data = value_of(id);
+			k->entry.data = d;
+			e = lruhash_insert_or_retrieve(slabhash_gettable(w->sh,
+				k->entry.hash), k->entry.hash, &k->entry, d,
+				NULL);
+			if(e != &k->entry) {
+				/* the key was there: its entry, not ours */
+				struct slabhash_testkey* ek =
+					(struct slabhash_testkey*)e->key;
+				if(ek->id != id || ((struct slabhash_testdata*)
+					e->data)->data != value_of(id))
+					w->errors++;
+				lock_rw_unlock(&e->lock);
+				test_slabhash_deldata(d, NULL);
+				test_slabhash_delkey(k, NULL);
+			} else	lock_rw_unlock(&e->lock);
 			continue;
 		} else if(op < 950) {
 			struct lruhash_entry* e = slabhash_lookup(w->sh,
