@@ -1,10 +1,17 @@
 #!/bin/sh
 # Print a deb822 deb-src entry for SUITE built from the machine's own Debian
 # entry: the same URIs and Signed-By keyring, type deb-src, component main.
-usage="usage: derive-src-entry.sh SUITE [SOURCES_DIR]
+# --binary ARCH prints a binary (deb) entry for that architecture instead.
+usage="usage: derive-src-entry.sh [--binary ARCH] SUITE [SOURCES_DIR]
   SOURCES_DIR defaults to /etc/apt (reads sources.list and sources.list.d/)."
 
 set -eu
+type=deb-src arch=""
+if [ "${1:-}" = --binary ]; then
+	[ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+	type=deb arch=$2
+	shift 2
+fi
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "$usage" >&2; exit 2; }
 suite=$1
 etc=${2:-/etc/apt}
@@ -53,8 +60,9 @@ entry=$(echo "$entry" | head -n 1)
 [ -n "$entry" ] || { echo "derive-src-entry: no Debian entry found in $etc" >&2; exit 1; }
 uris=${entry%%|*}
 key=${entry#*|}
-echo "Types: deb-src"
+echo "Types: $type"
 echo "URIs: $uris"
 echo "Suites: $suite"
 echo "Components: main"
+[ -z "$arch" ] || echo "Architectures: $arch"
 [ -z "$key" ] || echo "Signed-By: $key"

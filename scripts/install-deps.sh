@@ -31,10 +31,12 @@ python3-dev swig python3 bind9-dnsutils dns-root-data"
 # counts unbound's system calls (control-lines); libclang-rt-dev has
 # clang's sanitizer and libFuzzer runtimes (clang's packages only
 # recommend them); systemd for systemd-analyze, which checks the drop-in
-# of make install-systemd against Debian's unit (test install).
+# of make install-systemd against Debian's unit (test install);
+# gcc-multilib compiles the 32-bit build (make fork-32), whose i386
+# libraries scripts/fetch-i386-libs.sh downloads without installing them.
 test_pkgs="libcmocka-dev clang libclang-rt-dev python3-dnspython ldnsutils nsd
 knot dnsperf rsync procps ccache dpkg-repack locales valgrind prometheus strace
-systemd"
+systemd gcc-multilib"
 # bench: the resolvers operators choose instead, and the load balancer of
 # the scale-out benchmark (bench/peers.py, bench/scale_out.py).
 bench_pkgs="pdns-recursor knot-resolver bind9 dnsdist"

@@ -8,7 +8,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   deps-listen deps-listen-proof smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
-  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads zone-transfer zone-transfer-nothreads zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
+  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-zonemd zone-zonemd-pending zone-fast-reload zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   control-lines soak
@@ -17,6 +17,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   *-lookup3 make fork-lookup3,
   upstream-unit-debug make fork-debug,
   upstream-unit-nothreads and zone-transfer-nothreads make fork-nothreads,
+  upstream-unit-32 and cache-unit-32 make fork-32,
   zone-tsan and zone-fast-reload-tsan make fork-tsan, zone-fast-reload, zone-oom, soak and fuzz-config make fork-asan;
   SOAK_SECONDS, default 120, is the soak's length,
   fuzz-* make fork-fuzz; FUZZ_SECONDS, default 30, is each fuzz run,
@@ -40,7 +41,7 @@ mkdir -p "$logs"
 	deps-listen deps-listen-proof smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
-	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads zone-transfer zone-transfer-nothreads zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
+	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
 	zone-reload zone-zonemd zone-zonemd-pending zone-fast-reload zone-fast-reload-tsan \
 	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	control-lines soak \
@@ -53,6 +54,8 @@ mkdir -p "$logs"
 # same tree; make fuzz explores with new seeds
 FUZZ_SEED=${FUZZ_SEED:-1}
 export FUZZ_SEED
+# the i386 libraries of build/fork-32 (make fork-32)
+i386_libs=$top/build/i386/root/usr/lib/i386-linux-gnu:$top/build/i386/root/lib/i386-linux-gnu
 PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)}
 passed=0 failed=0 failed_names=""
 # run NAME CMD...: one test, its output in build/test/NAME.log; the log is
@@ -127,6 +130,10 @@ for t; do
 	dnssec) run dnssec "$PYTHON" "$here/test_dnssec.py" "$bld" ;;
 	dnssec-lookup3) run dnssec-lookup3 "$PYTHON" "$here/test_dnssec.py" "$top/build/fork-lookup3" ;;
 	upstream-unit-debug) run upstream-unit-debug "$here/upstream-unit.sh" "$top/build/fork-debug" ;;
+	upstream-unit-32) run upstream-unit-32 env LD_LIBRARY_PATH="$i386_libs" \
+		"$here/upstream-unit.sh" "$top/build/fork-32" ;;
+	cache-unit-32) run cache-unit-32 env CC="gcc -m32" LD_LIBRARY_PATH="$i386_libs" \
+		sh "$here/cmocka/run.sh" "$top/build/fork-32" plain 3 ;;
 	upstream-unit-nothreads) run upstream-unit-nothreads "$here/upstream-unit.sh" "$top/build/fork-nothreads" ;;
 	zone-transfer-nothreads) run zone-transfer-nothreads "$PYTHON" "$here/test_zone_transfer.py" \
 		"$top/build/fork-nothreads" --no-thread-support ;;

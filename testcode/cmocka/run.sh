@@ -5,7 +5,9 @@
 usage="usage: run.sh BUILDDIR [plain|thread|address] [STRESS_SECONDS]
   TESTS (environment): the programs, default lruhash_test lruhash_stress;
   lruhash_model (the model-based test, not cmocka) takes MODEL_SEEDS
-  (default 300) seeds; address also enables UndefinedBehaviorSanitizer."
+  (default 300) seeds; address also enables UndefinedBehaviorSanitizer.
+  CC (environment): the compiler, default gcc (gcc -m32 for a 32-bit
+  build; its LDFLAGS name the libraries)."
 
 set -eu
 [ $# -ge 1 ] && [ $# -le 3 ] || { echo "$usage" >&2; exit 2; }
@@ -50,7 +52,7 @@ for t in ${TESTS:-lruhash_test lruhash_stress}; do
 	# lruhash_test makes malloc fail (test_grow_backoff)
 	wrap=""
 	[ $t = lruhash_test ] && wrap="-Wl,--wrap=malloc"
-	gcc $cflags -o "$out/$t" "$here/$t.c" $extra $objs $libs -lcmocka $wrap
+	${CC:-gcc} $cflags -o "$out/$t" "$here/$t.c" $extra $objs $libs -lcmocka $wrap
 	arg=""
 	[ $t = lruhash_stress ] && arg=$secs
 	[ $t = lruhash_model ] && arg="-n ${MODEL_SEEDS:-300}"
