@@ -8,7 +8,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   deps-listen deps-listen-proof smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
-  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown
+  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-zonemd zone-zonemd-pending zone-fast-reload zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   control-lines soak
@@ -41,7 +41,7 @@ mkdir -p "$logs"
 	deps-listen deps-listen-proof smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
-	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-roundtrip zone-faults zone-kill zone-shutdown \
+	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown \
 	zone-reload zone-zonemd zone-zonemd-pending zone-fast-reload zone-fast-reload-tsan \
 	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	control-lines soak \
@@ -142,6 +142,8 @@ for t; do
 	zone-faults) run zone-faults sh -c 'for m in yes no; do "$1" "$2/test_zone_faults.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-ixfr) run zone-ixfr sh -c 'for m in yes no; do "$1" "$2/test_zone_ixfr.py" "$3" --io-thread $m || exit 1; done' \
+		sh "$PYTHON" "$here" "$bld" ;;
+	zone-ixfr-fail) run zone-ixfr-fail sh -c 'for m in yes no; do "$1" "$2/test_zone_ixfr_fail.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-roundtrip) run zone-roundtrip sh -c 'for m in yes no; do "$1" "$2/test_zone_roundtrip.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;

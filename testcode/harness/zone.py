@@ -7,7 +7,10 @@ Everything stays on 127.0.0.1 and every process is stopped by PID."""
 import os
 import re
 import signal
+import socket
+import struct
 import subprocess
+import threading
 import time
 
 import dns.flags
@@ -16,6 +19,7 @@ import dns.opcode
 import dns.query
 import dns.rcode
 import dns.rdatatype
+import dns.rrset
 
 from .server import build_tool, free_port, loopback_conf, stop_pid, wait_running
 
@@ -585,3 +589,140 @@ def rpz_clause(secondary, zone, server_extra=""):
                         "\tmodule-config: \"respip iterator\"\n" + server_extra)
     with open(secondary.conf, "w") as f:
         f.write(text)
+
+
+class ScriptedPrimary:
+    """A primary written in Python for transfers that real primaries do
+    not send: it serves one zone on 127.0.0.1 (SOA over UDP, AXFR and
+    IXFR over TCP) from versions the test gives as lists of RR lines,
+    and answers an IXFR from one serial with a difference the test
+    scripts (bad_ixfr), even one that does not match the versions. Other
+    IXFRs are differences computed from the versions, or the whole zone
+    when the client's serial is unknown. While hold_full is set, a
+    request that would get the whole zone gets no answer (the connection
+    is closed), like a primary that is down for full transfers. Runs in
+    threads of this process until stop()."""
+
+    def __init__(self, zone, versions):
+        """versions: {serial: [RR text lines, the SOA first]}."""
+        self.zone = zone
+        self.versions = dict(versions)
+        self.serial = min(versions)
+        self.bad_ixfr = {}
+        self.hold_full = False
+        self.requests = []
+        self.lock = threading.Lock()
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.port = self.udp.getsockname()[1]
+        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.tcp.bind(("127.0.0.1", self.port))
+        self.tcp.listen(16)
+        self.running = True
+        self.threads = [threading.Thread(target=f, daemon=True)
+                        for f in (self._serve_udp, self._serve_tcp)]
+        for t in self.threads:
+            t.start()
+
+    def set_serial(self, serial):
+        with self.lock:
+            self.serial = serial
+
+    def count(self, kind):
+        """How many requests of kind ("SOA", "AXFR", "IXFR <from>",
+        "held") were seen."""
+        with self.lock:
+            return sum(1 for r in self.requests if r == kind)
+
+    @staticmethod
+    def _rrsets(lines):
+        """One RRset per line ("name ttl class type rdata")."""
+        return [dns.rrset.from_text(*line.split(None, 4)) for line in lines]
+
+    def _soa(self, serial):
+        return self.versions[serial][0]
+
+    def _answer_records(self, q):
+        """The RR lines of the answer to the transfer request q, or None
+        for no answer."""
+        qtype = q.question[0].rdtype
+        with self.lock:
+            cur = self.serial
+            if qtype == dns.rdatatype.IXFR and q.authority:
+                have = q.authority[0][0].serial
+                self.requests.append("IXFR %d" % have)
+                if have == cur:
+                    return [self._soa(cur)]
+                if (have, cur) in self.bad_ixfr:
+                    dels, adds = self.bad_ixfr[(have, cur)]
+                    return ([self._soa(cur), self._soa(have)] + dels +
+                            [self._soa(cur)] + adds + [self._soa(cur)])
+                if have in self.versions:
+                    old = set(self.versions[have][1:])
+                    new = set(self.versions[cur][1:])
+                    return ([self._soa(cur), self._soa(have)] +
+                            sorted(old - new) + [self._soa(cur)] +
+                            sorted(new - old) + [self._soa(cur)])
+            else:
+                self.requests.append("AXFR")
+            if self.hold_full:
+                self.requests.append("held")
+                return None
+            return self.versions[cur] + [self._soa(cur)]
+
+    def _serve_udp(self):
+        while self.running:
+            try:
+                data, addr = self.udp.recvfrom(65535)
+                q = dns.message.from_wire(data)
+            except Exception:
+                continue
+            r = dns.message.make_response(q)
+            r.flags |= dns.flags.AA
+            if q.question and q.question[0].rdtype == dns.rdatatype.SOA:
+                with self.lock:
+                    self.requests.append("SOA")
+                    soa = self._soa(self.serial)
+                r.answer = self._rrsets([soa])
+            try:
+                self.udp.sendto(r.to_wire(), addr)
+            except OSError:
+                pass
+
+    def _serve_tcp(self):
+        while self.running:
+            try:
+                conn, _ = self.tcp.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve_conn, args=(conn,),
+                             daemon=True).start()
+
+    def _serve_conn(self, conn):
+        try:
+            conn.settimeout(10)
+            hdr = conn.recv(2, socket.MSG_WAITALL)
+            if len(hdr) < 2:
+                return
+            data = conn.recv(struct.unpack("!H", hdr)[0], socket.MSG_WAITALL)
+            q = dns.message.from_wire(data)
+            records = self._answer_records(q)
+            if records is None:
+                return
+            r = dns.message.make_response(q)
+            r.flags |= dns.flags.AA
+            # the RRs in order, each its own RRset: a difference repeats
+            # the SOA
+            r.answer = self._rrsets(records)
+            wire = r.to_wire(max_size=65535)
+            conn.sendall(struct.pack("!H", len(wire)) + wire)
+        except Exception:
+            pass
+        finally:
+            conn.close()
+
+    def stop(self):
+        self.running = False
+        self.udp.close()
+        self.tcp.close()
