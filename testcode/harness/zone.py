@@ -440,10 +440,12 @@ class Secondary:
 
     def __init__(self, builddir, rundir, primary_port, zones, zonedir=None,
                  threads=2, io_thread=None, for_downstream=True, verbosity=1,
-                 extra="", upstream_only=()):
+                 extra="", upstream_only=(), zonefiles=True, zone_options=()):
         """primary_port: the port of every zone's primary, or a dict of
         zone: port. upstream_only: zones served for-upstream only
-        (for-downstream: no), answered through the iterator."""
+        (for-downstream: no), answered through the iterator. zonefiles:
+        False for zones without a zonefile. zone_options: more lines of
+        every auth-zone: clause (without the tab)."""
         self.builddir = os.path.abspath(builddir)
         self.rundir = os.path.abspath(rundir)
         os.makedirs(self.rundir, exist_ok=True)
@@ -463,10 +465,12 @@ class Secondary:
                         "\tprimary: 127.0.0.1@%d" % (
                             primary_port[z] if isinstance(primary_port, dict)
                             else primary_port),
-                        "\tzonefile: \"%s\"" % self.zonefile(z),
                         "\tfor-downstream: %s" % ("yes" if for_downstream and
                                                  z not in upstream_only else "no"),
                         "\tfor-upstream: yes", "\tfallback-enabled: no"]
+            if zonefiles:
+                clauses.append("\tzonefile: \"%s\"" % self.zonefile(z))
+            clauses += ["\t" + line for line in zone_options]
         text = loopback_conf(self.rundir, self.port, self.control_port,
                              threads=threads, verbosity=verbosity, server=server,
                              extra=extra, clauses=clauses)
