@@ -9,7 +9,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown
-  zone-reload zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-fast-reload zone-fast-reload-tsan
+  zone-reload zone-reload-nomem zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-fast-reload zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   control-lines soak
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
@@ -18,7 +18,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   upstream-unit-debug make fork-debug,
   upstream-unit-nothreads and zone-transfer-nothreads make fork-nothreads,
   upstream-unit-32 and cache-unit-32 make fork-32,
-  zone-tsan and zone-fast-reload-tsan make fork-tsan, zone-fast-reload, zone-oom, soak and fuzz-config make fork-asan;
+  zone-tsan and zone-fast-reload-tsan make fork-tsan, zone-fast-reload, zone-reload-nomem, zone-oom, soak and fuzz-config make fork-asan;
   SOAK_SECONDS, default 120, is the soak's length,
   fuzz-* make fork-fuzz; FUZZ_SECONDS, default 30, is each fuzz run,
   FUZZ_SEED, default 1, its seed) upstream-export check-series deb deb-upgrade
@@ -42,7 +42,7 @@ mkdir -p "$logs"
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown \
-	zone-reload zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-fast-reload zone-fast-reload-tsan \
+	zone-reload zone-reload-nomem zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-fast-reload zone-fast-reload-tsan \
 	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	control-lines soak \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
@@ -150,6 +150,8 @@ for t; do
 	zone-kill) run zone-kill "$PYTHON" "$here/test_zone_kill.py" "$bld" ;;
 	zone-shutdown) run zone-shutdown "$PYTHON" "$here/test_zone_shutdown.py" "$bld" ;;
 	zone-reload) run zone-reload "$PYTHON" "$here/test_zone_reload.py" "$bld" ;;
+	zone-reload-nomem) run zone-reload-nomem "$PYTHON" "$here/test_zone_reload_nomem.py" \
+		"$top/build/fork-asan" ;;
 	zone-zonemd) run zone-zonemd "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
 		--io-check ;;
 	# zone-zonemd runs it with the auth-zone I/O thread, this without

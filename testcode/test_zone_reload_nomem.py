@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""unbound-control auth_zone_reload with the auth-zone I/O thread, at its
+edges. NSD serves a small and a larger zone; unbound (2 threads, the
+I/O thread) is their secondary, with testcode/oomshim.c preloaded.
+
+1. Out of memory for the wait on the I/O thread (the strdup of the
+   command's zone name fails): the command answers "error out of
+   memory", and then the zone must not have been reloaded: its zonefile,
+   edited to serial 50, is not read. A reload without the fault then
+   reads it.
+2. A reload that waits for the I/O thread (held in the larger zone's
+   zonefile write) when unbound reloads (SIGHUP): it must be answered,
+   with an error that says that unbound is reloading (not stopping).
+
+usage: test_zone_reload_nomem.py BUILDDIR"""
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness.zone import (Primary, Secondary, build_preload, notify, verdict,
+                          wait_for, write_zone)
+
+ZONE, BIG = "small.example.", "big.example."
+NBIG = 3000
+
+
+def main():
+    ap = argparse.ArgumentParser(usage=__doc__)
+    ap.add_argument("builddir")
+    a = ap.parse_args()
+    fails = []
+    with tempfile.TemporaryDirectory(prefix="steady-zreloadnomem-") as tmp:
+        shim = build_preload(tmp, "oomshim.c")
+        oom = os.path.join(tmp, "oom.strdup")
+        hold = os.path.join(tmp, "write.hold")
+        shimlog = os.path.join(tmp, "shim.log")
+        prim = Primary(os.path.join(tmp, "nsd"), [ZONE, BIG])
+        write_zone(prim.zonefile(ZONE), ZONE, 1, 10)
+        write_zone(prim.zonefile(BIG), BIG, 1, NBIG)
+        sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
+                        [ZONE, BIG], threads=2, io_thread=True)
+        wrapper = ["env", "LD_PRELOAD=" + shim,
+                   "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1",
+                   "STEADY_OOM_STRDUP_TRIGGER=" + oom, "STEADY_OOM_STRDUP=" + ZONE,
+                   "STEADY_HOLD=" + hold, "STEADY_HOLD_AT=1000",
+                   "STEADY_OOM_LOG=" + shimlog]
+
+        def shim_lines(prefix):
+            try:
+                with open(shimlog) as f:
+                    return [l for l in f.read().splitlines() if l.startswith(prefix)]
+            except FileNotFoundError:
+                return []
+
+        prim.start({ZONE: 1, BIG: 1})
+        reload_cmd = None
+        try:
+            sec.start(wrapper=wrapper)
+            for z in (ZONE, BIG):
+                if not sec.wait_serial(z, 1, timeout=60):
+                    fails.append("%s: first transfer not on disk" % z)
+                    raise StopIteration
+
+            # 1. out of memory
+            write_zone(sec.zonefile(ZONE), ZONE, 50, 10)
+            open(oom, "w").close()
+            out = sec.control("auth_zone_reload", ZONE, check=False).stdout.strip()
+            os.unlink(oom)
+            print("auth_zone_reload without memory: %r (shim: %s)" % (
+                out, shim_lines("fail")))
+            if not shim_lines("fail"):
+                fails.append("no allocation was failed")
+            time.sleep(1)
+            served = sec.serial(ZONE)
+            print("then the zone is at serial %s" % served)
+            if out != "error out of memory":
+                fails.append("auth_zone_reload answered %r, want 'error out of "
+                             "memory'" % out)
+            if served != 1:
+                fails.append("auth_zone_reload answered %r and reloaded the zone "
+                             "anyway (serial %s, want 1)" % (out, served))
+            out = sec.control("auth_zone_reload", ZONE, check=False).stdout.strip()
+            if out != "ok" or not wait_for(lambda: sec.serial(ZONE) == 50, 10):
+                fails.append("auth_zone_reload with memory: %r, serial %s, want "
+                             "ok and 50" % (out, sec.serial(ZONE)))
+
+            # 2. a reload waiting for the I/O thread at a SIGHUP
+            holds = len(shim_lines("hold"))
+            open(hold, "w").close()
+            write_zone(prim.zonefile(BIG), BIG, 2, NBIG)
+            prim.reload({ZONE: 1, BIG: 2})
+            notify(sec.port, BIG)
+            if not wait_for(lambda: len(shim_lines("hold")) > holds, 60):
+                fails.append("the write of %s was not held" % BIG)
+                raise StopIteration
+            reload_cmd = subprocess.Popen(
+                [sec.bin("unbound-control"), "-c", sec.conf, "auth_zone_reload", ZONE],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            time.sleep(0.5)
+            os.kill(sec.proc.pid, signal.SIGHUP)
+            time.sleep(0.5)
+            os.unlink(hold)
+            out, _ = reload_cmd.communicate(timeout=60)
+            reload_cmd = None
+            out = out.strip()
+            print("auth_zone_reload waiting at a SIGHUP: %r" % out)
+            if not out.startswith("error") or "reloading" not in out:
+                fails.append("auth_zone_reload waiting at a SIGHUP answered %r, "
+                             "want an error that says unbound is reloading" % out)
+            if not wait_for(lambda: sec.serial(BIG) == 2, 30):
+                fails.append("%s not served at serial 2 after the reload" % BIG)
+            if sec.stop() != 0:
+                fails.append("unbound did not exit cleanly")
+        except StopIteration:
+            pass
+        finally:
+            if reload_cmd is not None:
+                reload_cmd.kill()
+                reload_cmd.wait()
+            sec.kill()
+            prim.stop()
+        if fails:
+            print(sec.read_log()[-3000:])
+    return verdict(fails, "auth_zone_reload out of memory and at a SIGHUP")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
