@@ -2,7 +2,8 @@
  * cmocka unit tests of util/storage/lruhash.c and slabhash.c of Unbound
  * Steady: every API function, also while a table grows incrementally (some
  * bins split, others not yet), the second-chance lru policy, the wait
- * after a failed grow and the populating of new segments. The tests
+ * after a failed grow, one grow at a time, and the populating of new
+ * segments. The tests
  * run twice: with tables that start with 2 bins, and with 1 bin.
  * Built by testcode/cmocka/run.sh against the objects of a build directory.
  */
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <pthread.h>
 #ifdef __linux__
 #include <sys/mman.h>
 #include <unistd.h>
@@ -502,10 +504,25 @@ static int malloc_fail = 0;
 /** the mallocs that failed */
 static int malloc_failed = 0;
 
+/** while not 0, the mallocs of this many bytes are counted, and the
+ * first one waits until hold_release is set */
+static size_t hold_size = 0;
+/** the mallocs of hold_size bytes */
+static int hold_count = 0;
+/** set when the first malloc of hold_size waits */
+static int hold_waiting = 0;
+/** set to let the malloc that waits go on */
+static int hold_release = 0;
+/** protects the hold_ variables */
+static pthread_mutex_t hold_mutex = PTHREAD_MUTEX_INITIALIZER;
+/** signals hold_waiting and hold_release */
+static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
+
 /** the real malloc */
 void* __real_malloc(size_t n);
 
-/** malloc, failing while malloc_fail is set */
+/** malloc, failing while malloc_fail is set, and held as hold_size
+ * says */
 void*
 __wrap_malloc(size_t n)
 {
@@ -514,7 +531,76 @@ __wrap_malloc(size_t n)
 		errno = ENOMEM;
 		return NULL;
 	}
+	pthread_mutex_lock(&hold_mutex);
+	if(hold_size != 0 && n == hold_size && ++hold_count == 1) {
+		hold_waiting = 1;
+		pthread_cond_broadcast(&hold_cond);
+		while(!hold_release)
+			pthread_cond_wait(&hold_cond, &hold_mutex);
+	}
+	pthread_mutex_unlock(&hold_mutex);
 	return __real_malloc(n);
+}
+
+/** the key that grow_insert inserts */
+static int grow_key;
+
+/** insert grow_key into the table arg, in a thread of its own */
+static void*
+grow_insert(void* arg)
+{
+	put((struct lruhash*)arg, grow_key, grow_key);
+	return NULL;
+}
+
+/** while one insert's grow allocates the new segment, the inserts of
+ * other threads do not start a grow of their own: one segment malloc per
+ * doubling (before, every insert that found the table full before the
+ * segment was in place allocated one, and all but one were freed) */
+static void
+test_grow_once(void** state)
+{
+	struct lruhash* t = newtable(100000);
+	pthread_t thr;
+	size_t size;
+	int j = 0;
+	(void)state;
+	/* full but for one entry, and not splitting: the next insert
+	 * grows the table */
+	while(t->size < 1024 || t->num + 1 != t->size ||
+		t->bins_in_use != t->size) {
+		put(t, j, j);
+		j++;
+	}
+	size = t->size;
+	pthread_mutex_lock(&hold_mutex);
+	hold_size = size * sizeof(struct lruhash_bin);
+	hold_count = hold_waiting = hold_release = 0;
+	pthread_mutex_unlock(&hold_mutex);
+	grow_key = j++;
+	assert_int_equal(pthread_create(&thr, NULL, grow_insert, t), 0);
+	pthread_mutex_lock(&hold_mutex);
+	while(!hold_waiting)
+		pthread_cond_wait(&hold_cond, &hold_mutex);
+	pthread_mutex_unlock(&hold_mutex);
+	/* the table is full, its segment not in place yet */
+	for(; j < grow_key + 50; j++)
+		put(t, j, j);
+	pthread_mutex_lock(&hold_mutex);
+	assert_int_equal(hold_count, 1);
+	hold_release = 1;
+	pthread_cond_broadcast(&hold_cond);
+	pthread_mutex_unlock(&hold_mutex);
+	assert_int_equal(pthread_join(thr, NULL), 0);
+	pthread_mutex_lock(&hold_mutex);
+	assert_int_equal(hold_count, 1);
+	hold_size = 0;
+	pthread_mutex_unlock(&hold_mutex);
+	assert_int_equal(t->size, size * 2);
+	assert_int_equal(t->grow_wait, 0);
+	while(--j >= 0)
+		assert_int_equal(get(t, j), j);
+	lruhash_delete(t);
 }
 
 /** a table whose segment malloc fails tries again only after a wait that
@@ -617,6 +703,7 @@ main(void)
 		cmocka_unit_test(test_insert_or_retrieve),
 		cmocka_unit_test(test_slabhash_api),
 		cmocka_unit_test(test_grow_backoff),
+		cmocka_unit_test(test_grow_once),
 		cmocka_unit_test(test_split_populated),
 	};
 	int fails;
