@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """IXFR with a real primary: Knot DNS serves a zone and answers IXFR from
 its journal; the built unbound is the secondary with a zonefile. Updates:
-a small IXFR (applied to the zone in place), a large one (more than 1000
-RRs: applied to a copy of the zone that is then swapped in), and a small
-one again. After each, the zonefile and the answers must hold exactly the
+two small IXFRs (applied to the zone in place), then a large one (more
+RRs than 1000 and than an eighth of the zone's names: applied to a copy
+of the zone that is then swapped in). After each, the zonefile and the answers must hold exactly the
 records of the new serial, and Knot must have sent an IXFR (not a whole
-zone). Run with both settings of auth-zone-io-thread.
+zone). With the I/O thread, the log must show the small IXFRs applied in
+place and the large one not (applied to a copy). Run with both settings
+of auth-zone-io-thread.
 
 usage: test_zone_ixfr.py BUILDDIR [--io-thread yes|no]"""
 
@@ -47,7 +49,8 @@ def main():
         prim = KnotPrimary(os.path.join(tmp, "knot"), [ZONE])
         write_zone(prim.zonefile(ZONE), ZONE, 1, N, fixed=True)
         sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
-                        [ZONE], threads=2, io_thread=(a.io_thread == "yes"))
+                        [ZONE], threads=2, io_thread=(a.io_thread == "yes"),
+                        verbosity=3)
         zfile = sec.zonefile(ZONE)
         prim.start({ZONE: 1})
         try:
@@ -55,8 +58,10 @@ def main():
             if not sec.wait_serial(ZONE, 1, timeout=60):
                 fails.append("first transfer not on disk")
                 raise StopIteration
-            # (serial, names that carry the serial): small, large, small
-            for serial, vary in ((2, 10), (3, 3000), (4, 20)):
+            # (serial, names that carry the serial): small, small, large.
+            # An IXFR changes the names that carry either serial, two RRs
+            # each: 20, 40 and 6000 RRs, against 3750 for the zone
+            for serial, vary in ((2, 10), (3, 20), (4, 3000)):
                 write_zone(prim.zonefile(ZONE), ZONE, serial, N, fixed=True,
                            vary=vary)
                 prim.reload({ZONE: serial})
@@ -88,6 +93,18 @@ def main():
             print("Knot sent %d IXFRs" % ixfrs)
             if ixfrs < 3:
                 fails.append("Knot sent %d IXFRs, want 3:\n%s" % (ixfrs, klog[-2000:]))
+            # which way each serial was applied (VERB_QUERY lines)
+            log = sec.read_log()
+            for serial, inplace in ((2, True), (3, True), (4, False)):
+                m = re.search(r"auth zone %s updated to serial %d( \(IXFR applied "
+                              r"in place\))?$" % (re.escape(ZONE), serial), log, re.M)
+                # without the marker: by the I/O thread to a copy, or by
+                # the worker
+                how = None if not m else "in place" if m.group(1) else "not in place"
+                print("serial %d applied: %s" % (serial, how))
+                want = "in place" if inplace and a.io_thread == "yes" else "not in place"
+                if how != want:
+                    fails.append("serial %d applied %s, want %s" % (serial, how, want))
             st = sec.stats()
             print({k: v for k, v in st.items() if "authzone" in k})
             if a.io_thread == "yes" and int(st["num.authzone.xfr.apply"]) < 4:

@@ -99,7 +99,15 @@ def main():
             time.sleep(a.window)
             s1 = thread_wakeups(pid)
             w = worker_wakeups(pid, s0, s1)
-            print("apply waiting: worker wakeups in %.1f s: %s" % (a.window, w))
+            # the window counts only if the apply waited through it: the
+            # small zone is still served at serial 1
+            served = sec.serial(SMALL)
+            print("apply waiting: worker wakeups in %.1f s: %s; %s served at "
+                  "serial %s" % (a.window, w, SMALL, served))
+            if served != 1:
+                fails.append("%s served at serial %s after the window: its apply "
+                             "did not wait behind the write, the window proves "
+                             "nothing" % (SMALL, served))
             if not w or sum(w.values()) > a.max_wakeups:
                 fails.append("workers woken up %s times in %.1f s while a transfer "
                              "waits for its apply, limit %d" % (
