@@ -10,7 +10,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-reload-nomem zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-fast-reload zone-fast-reload-tsan
-  zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   control-lines soak
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof and tdir-base-failures make stock,
@@ -18,7 +18,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   upstream-unit-debug make fork-debug,
   upstream-unit-nothreads and zone-transfer-nothreads make fork-nothreads,
   upstream-unit-32 and cache-unit-32 make fork-32,
-  zone-tsan and zone-fast-reload-tsan make fork-tsan, zone-fast-reload, zone-reload-nomem, zone-oom, soak and fuzz-config make fork-asan;
+  zone-tsan and zone-fast-reload-tsan make fork-tsan, zone-fast-reload, zone-reload-nomem, zone-rpz-ixfr-fail, zone-oom, soak and fuzz-config make fork-asan;
   SOAK_SECONDS, default 120, is the soak's length,
   fuzz-* make fork-fuzz; FUZZ_SECONDS, default 30, is each fuzz run,
   FUZZ_SEED, default 1, its seed) upstream-export check-series deb deb-upgrade
@@ -43,7 +43,7 @@ mkdir -p "$logs"
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown \
 	zone-reload zone-reload-nomem zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-fast-reload zone-fast-reload-tsan \
-	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
+	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	control-lines soak \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
 	upstream-export check-series deb deb-upgrade
@@ -172,6 +172,8 @@ for t; do
 	zone-url) run zone-url "$PYTHON" "$here/test_zone_url.py" "$bld" ;;
 	zone-rpz) run zone-rpz "$PYTHON" "$here/test_zone_rpz.py" "$bld" ;;
 	zone-rpz-memory) run zone-rpz-memory "$PYTHON" "$here/test_zone_rpz_memory.py" "$bld" ;;
+	zone-rpz-ixfr-fail) run zone-rpz-ixfr-fail sh -c 'for m in yes no; do "$1" "$2/test_zone_ixfr_fail.py" "$3" --io-thread $m --rpz || exit 1; done' \
+		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	patch-messages) run patch-messages "$PYTHON" "$here/test_patch_messages.py" "$top/patches" ;;
 	zone-notify) run zone-notify "$PYTHON" "$here/test_zone_notify.py" "$bld" ;;
 	zone-valgrind) run zone-valgrind "$PYTHON" "$here/test_zone_shutdown.py" "$bld" --valgrind ;;

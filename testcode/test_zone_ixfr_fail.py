@@ -19,9 +19,14 @@ not answer full transfers) until the test lets it go.
    write it.
 Throughout, the zone never answers the record of no version, and the
 zonefile is always exactly a version the primary had. In the end the
-AXFR is let go, and the zone is served and written at serial 3.
+AXFR is let go, and the zone is served and written at serial 4.
 
-usage: test_zone_ixfr_fail.py BUILDDIR [--io-thread yes|no] [--write-sec S]"""
+With --rpz the zone is an rpz: clause: its records are QNAME triggers,
+the record of no version is the trigger for "bogus.", and the serial
+served is read from the answer of the trigger for "h1.".
+
+usage: test_zone_ixfr_fail.py BUILDDIR [--io-thread yes|no] [--write-sec S]
+                              [--rpz]"""
 
 import argparse
 import os
@@ -36,7 +41,8 @@ import dns.rcode
 import dns.zone
 
 from harness.zone import (Primary, ScriptedPrimary, Secondary, build_preload,
-                          file_serial, notify, verdict, wait_for, write_zone)
+                          file_serial, notify, rpz_clause, verdict, wait_for,
+                          write_zone)
 
 ZONE = "ixf.example."
 BIGS = ["big1.example.", "big2.example."]
@@ -105,14 +111,31 @@ def file_version(path):
         ", with %s" % BOGUS if any(n == BOGUS for n, _, _ in got) else "")
 
 
-def bogus_answered(sec):
-    """True if the zone answers the record that no version has."""
+def addresses(sec, name):
+    """The A records unbound answers for name."""
     try:
-        r = dns.query.udp(dns.message.make_query(BOGUS, "A"), "127.0.0.1",
+        r = dns.query.udp(dns.message.make_query(name, "A"), "127.0.0.1",
                           port=sec.port, timeout=2)
     except Exception:
-        return False
-    return any(rr.to_text() == "10.66.66.66" for rrset in r.answer for rr in rrset)
+        return []
+    return [rr.to_text() for rrset in r.answer for rr in rrset]
+
+
+def bogus_answered(sec, rpz):
+    """True if the zone answers the record that no version has (for an
+    RPZ, its trigger)."""
+    return "10.66.66.66" in addresses(sec, "bogus." if rpz else BOGUS)
+
+
+def served_serial(sec, rpz):
+    """The serial of the zone that unbound answers from: the SOA, or for
+    an RPZ the second octet of h1's trigger's address."""
+    if not rpz:
+        return sec.serial(ZONE)
+    for a in addresses(sec, "h1."):
+        if a.startswith("10.") and a.endswith(".0.1"):
+            return int(a.split(".")[1])
+    return None
 
 
 def main():
@@ -120,6 +143,7 @@ def main():
     ap.add_argument("builddir")
     ap.add_argument("--io-thread", choices=["yes", "no"], default="yes")
     ap.add_argument("--write-sec", type=float, default=6.0)
+    ap.add_argument("--rpz", action="store_true")
     a = ap.parse_args()
     io = a.io_thread == "yes"
     fails = []
@@ -136,7 +160,15 @@ def main():
         ports[ZONE] = prim.port
         sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), ports,
                         BIGS + [ZONE], threads=2, io_thread=io, verbosity=4)
+        if a.rpz:
+            rpz_clause(sec, ZONE)
         zfile = sec.zonefile(ZONE)
+
+        def zone_at(serial, timeout, on_disk=True):
+            """Wait until the zone is served (and on disk) at serial."""
+            return wait_for(lambda: served_serial(sec, a.rpz) == serial and (
+                not on_disk or file_serial(zfile) == serial), timeout)
+
         wrapper = ["env", "LD_PRELOAD=" + shim,
                    "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1",
                    "STEADY_SLOW=" + slow,
@@ -147,10 +179,11 @@ def main():
         def check(when):
             """The zone does not answer the record of no version, and
             the zonefile is a version the primary had."""
-            if bogus_answered(sec) and not seen_bogus:
+            if bogus_answered(sec, a.rpz) and not seen_bogus:
                 seen_bogus.append(when)
                 fails.append("%s: %s answered 10.66.66.66, a record of "
-                             "no version (partly applied IXFR served)" % (when, BOGUS))
+                             "no version (partly applied IXFR served)" % (
+                                 when, "bogus." if a.rpz else BOGUS))
             v = file_version(zfile)
             if not isinstance(v, int):
                 fails.append("%s: zonefile is %s" % (when, v))
@@ -170,13 +203,16 @@ def main():
 
         try:
             sec.start(wrapper=wrapper, timeout=120)
-            for z in BIGS + [ZONE]:
+            for z in BIGS:
                 if not sec.wait_serial(z, 1, timeout=120):
                     fails.append("%s: first transfer not on disk" % z)
                     raise StopIteration
+            if not zone_at(1, 120):
+                fails.append("%s: first transfer not on disk" % ZONE)
+                raise StopIteration
             prim.set_serial(2)
             notify(sec.port, ZONE)
-            if not sec.wait_serial(ZONE, 2, timeout=30):
+            if not zone_at(2, 30):
                 fails.append("serial 2 (good IXFR) not served and on disk")
                 raise StopIteration
             print("serial 2 by IXFR: zonefile is version %s" % check("serial 2"))
@@ -200,7 +236,7 @@ def main():
                 time.sleep(1.5)  # its transfer, before the small zone's
                 prim.set_serial(3)
                 notify(sec.port, ZONE)
-                if not sec.wait_serial(ZONE, 3, timeout=60, on_disk=False):
+                if not zone_at(3, 60, on_disk=False):
                     fails.append("serial 3 (good IXFR) not served")
                     raise StopIteration
                 if file_serial(zfile) != 2:
@@ -210,7 +246,7 @@ def main():
             else:
                 prim.set_serial(3)
                 notify(sec.port, ZONE)
-                if not sec.wait_serial(ZONE, 3, timeout=30):
+                if not zone_at(3, 30):
                     fails.append("serial 3 (good IXFR) not served and on disk")
                     raise StopIteration
             fail_ixfr("bad IXFR")
@@ -227,19 +263,19 @@ def main():
             os.kill(sec.proc.pid, signal.SIGHUP)
             time.sleep(2)
             print("after SIGHUP: served serial %s, zonefile is version %s" % (
-                sec.serial(ZONE), check("after SIGHUP")))
+                served_serial(sec, a.rpz), check("after SIGHUP")))
             check("after SIGHUP, later")
 
             # the AXFR is let go
             prim.hold_full = False
             notify(sec.port, ZONE)
-            if not sec.wait_serial(ZONE, LAST, timeout=60):
+            if not zone_at(LAST, 60):
                 fails.append("serial %d not served and on disk after the AXFR "
-                             "(served %s, file %s)" % (LAST, sec.serial(ZONE),
+                             "(served %s, file %s)" % (LAST, served_serial(sec, a.rpz),
                                                         file_serial(zfile)))
             v = check("at the end")
             print("after the AXFR: served serial %s, zonefile is version %s" % (
-                sec.serial(ZONE), v))
+                served_serial(sec, a.rpz), v))
             if v != LAST:
                 fails.append("zonefile at the end is version %s, want %d" % (v, LAST))
             if sec.stop() != 0:
@@ -258,7 +294,8 @@ def main():
             prim.stop()
         if fails:
             print(sec.read_log()[-4000:])
-    return verdict(fails, "IXFR that fails half way (io thread %s)" % a.io_thread)
+    return verdict(fails, "IXFR that fails half way (io thread %s%s)" % (
+        a.io_thread, ", RPZ" if a.rpz else ""))
 
 
 if __name__ == "__main__":
