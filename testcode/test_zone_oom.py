@@ -32,7 +32,7 @@ import tempfile
 import time
 
 from harness.zone import (Primary, Secondary, build_preload, check_zonefile, file_serial,
-                      notify, verdict, write_zone)
+                      notify, shim_log_lines, verdict, write_zone)
 
 ZONE = "example.net."
 N = 200000
@@ -105,11 +105,7 @@ def main():
         state = {"serial": 1, "nomem": 0}
 
         def shim_lines(prefix):
-            try:
-                with open(shimlog) as f:
-                    return [l for l in f.read().splitlines() if l.startswith(prefix)]
-            except FileNotFoundError:
-                return []
+            return shim_log_lines(shimlog, prefix)
 
         def asan_report():
             return [l for l in sec.read_log().splitlines()

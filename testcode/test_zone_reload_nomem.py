@@ -22,8 +22,8 @@ import sys
 import tempfile
 import time
 
-from harness.zone import (Primary, Secondary, build_preload, notify, verdict,
-                          wait_for, write_zone)
+from harness.zone import (Primary, Secondary, build_preload, notify,
+                          shim_log_lines, verdict, wait_for, write_zone)
 
 ZONE, BIG = "small.example.", "big.example."
 NBIG = 3000
@@ -51,11 +51,7 @@ def main():
                    "STEADY_OOM_LOG=" + shimlog]
 
         def shim_lines(prefix):
-            try:
-                with open(shimlog) as f:
-                    return [l for l in f.read().splitlines() if l.startswith(prefix)]
-            except FileNotFoundError:
-                return []
+            return shim_log_lines(shimlog, prefix)
 
         prim.start({ZONE: 1, BIG: 1})
         reload_cmd = None

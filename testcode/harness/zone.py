@@ -271,6 +271,17 @@ class SignedDelegation:
             f.write(text)
 
 
+def shim_log_lines(path, prefix):
+    """The lines of an LD_PRELOAD shim's log (oomshim.c's STEADY_OOM_LOG)
+    that start with prefix ("fail", "hold", "release"); none before the
+    shim wrote one."""
+    try:
+        with open(path) as f:
+            return [l for l in f.read().splitlines() if l.startswith(prefix)]
+    except FileNotFoundError:
+        return []
+
+
 def build_preload(tmpdir, source):
     """Build an LD_PRELOAD shim of testcode/ (e.g. slowshim.c) into tmpdir;
     returns the path of the .so."""
