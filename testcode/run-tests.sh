@@ -9,7 +9,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown
-  zone-reload zone-reload-nomem zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-fast-reload zone-fast-reload-tsan
+  zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-fast-reload zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   control-lines soak
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
@@ -42,7 +42,7 @@ mkdir -p "$logs"
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown \
-	zone-reload zone-reload-nomem zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-fast-reload zone-fast-reload-tsan \
+	zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-fast-reload zone-fast-reload-tsan \
 	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	control-lines soak \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
@@ -152,11 +152,16 @@ for t; do
 	zone-reload) run zone-reload "$PYTHON" "$here/test_zone_reload.py" "$bld" ;;
 	zone-reload-nomem) run zone-reload-nomem "$PYTHON" "$here/test_zone_reload_nomem.py" \
 		"$top/build/fork-asan" ;;
+	zone-reload-kind) run zone-reload-kind sh -c 'for m in yes no; do "$1" "$2/test_zone_reload_kind.py" "$3" --io-thread $m || exit 1; done' \
+		sh "$PYTHON" "$here" "$bld" ;;
 	zone-zonemd) run zone-zonemd "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
 		--io-check ;;
 	# zone-zonemd runs it with the auth-zone I/O thread, this without
 	zone-zonemd-pending) run zone-zonemd-pending "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
 		--io-thread no ;;
+	# the I/O thread keeps the check pending over the reload
+	zone-zonemd-off) run zone-zonemd-off "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
+		--disable-at-reload --io-thread yes ;;
 	zone-zonemd-reload) run zone-zonemd-reload sh -c 'for m in yes no; do "$1" "$2/test_zone_zonemd_reload.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	# fast_reload with and without +p under ASan; under TSan without +p

@@ -29,6 +29,10 @@ either before the fix.)
 - Then serial 2 must be served and written, the DS lookup answered, a
   name of serial 2 must answer after the checks (a failed check expires
   the zone), no ZONEMD failure logged, and unbound must stop cleanly.
+- With --disable-at-reload, after that, the config loses zonemd-check and
+  unbound gets SIGHUP: the data kept over the reload no longer waits for
+  a check, so serial 1 must be served and written within --hold
+  seconds; the rest is not run.
 - With --io-check (verbosity 4), the log must show that the check after
   the lookup, with its hash of the zone, ran on the auth-zone I/O thread
   (the thread that writes the zonefiles), not on a worker; then serial 3
@@ -37,11 +41,12 @@ either before the fix.)
 
 usage: test_zone_zonemd.py BUILDDIR [--names N] [--release-delay S]
        [--io-check] [--hold S] [--io-thread yes|no]
-       [--show-log]"""
+       [--disable-at-reload] [--show-log]"""
 
 import argparse
 import os
 import re
+import signal
 import socket
 import sys
 import tempfile
@@ -194,6 +199,20 @@ def pending_checks(ub, proxy, hold, check):
           "DS lookup (zonefile serials %s)" % (ZONE, sorted(written)))
 
 
+def disable_at_reload(ub, hold, check):
+    """The config loses zonemd-check while serial 1 waits for its check;
+    after SIGHUP, serial 1 is served and written."""
+    with open(ub.conf) as f:
+        text = f.read()
+    with open(ub.conf, "w") as f:
+        f.write(text.replace("\tzonemd-check: yes\n", ""))
+    os.kill(ub.proc.pid, signal.SIGHUP)
+    check(ub.wait_serial(ZONE, 1, timeout=hold),
+          "serial 1 served and written within %.1f s of a reload that turned "
+          "zonemd-check off (served %s, file %s)" % (
+              hold, ub.serial(ZONE), file_serial(ub.zonefile(ZONE))))
+
+
 def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
     ap.add_argument("build")
@@ -202,6 +221,7 @@ def main():
     ap.add_argument("--io-check", action="store_true")
     ap.add_argument("--hold", type=float, default=3.0)
     ap.add_argument("--io-thread", choices=["yes", "no"])
+    ap.add_argument("--disable-at-reload", action="store_true")
     ap.add_argument("--show-log", action="store_true")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
@@ -226,6 +246,9 @@ def main():
         try:
             ub.start()
             pending_checks(ub, proxy, a.hold, check)
+            if a.disable_at_reload:
+                disable_at_reload(ub, a.hold, check)
+                raise StopIteration
             check(wait_for(lambda: proxy.ds_queries > 0, 30),
                   "the ZONEMD check looks up the DS (%d queries held)" % proxy.ds_queries)
             zones.child_zonefile(2, knot.zonefile(ZONE), expire=1800)
@@ -256,6 +279,8 @@ def main():
                   "no ZONEMD verification failure logged")
             if a.io_check:
                 io_thread_checks(ub, knot, zones, check)
+        except StopIteration:
+            pass
         finally:
             rc = ub.stop()
             proxy.stop()
