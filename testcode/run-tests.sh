@@ -9,7 +9,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown
-  zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-fast-reload zone-fast-reload-tsan
+  zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-rollover zone-fast-reload zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   control-lines soak
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
@@ -42,7 +42,7 @@ mkdir -p "$logs"
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown \
-	zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-fast-reload zone-fast-reload-tsan \
+	zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-rollover zone-fast-reload zone-fast-reload-tsan \
 	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	control-lines soak \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
@@ -162,6 +162,9 @@ for t; do
 	# the I/O thread keeps the check pending over the reload
 	zone-zonemd-off) run zone-zonemd-off "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
 		--disable-at-reload --io-thread yes ;;
+	# the lookup ends while the I/O thread applies serial 2
+	zone-zonemd-rollover) run zone-zonemd-rollover "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
+		--rollover --release-delay 0 --io-thread yes ;;
 	zone-zonemd-reload) run zone-zonemd-reload sh -c 'for m in yes no; do "$1" "$2/test_zone_zonemd_reload.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	# fast_reload with and without +p under ASan; under TSan without +p

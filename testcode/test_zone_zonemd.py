@@ -29,6 +29,12 @@ either before the fix.)
 - Then serial 2 must be served and written, the DS lookup answered, a
   name of serial 2 must answer after the checks (a failed check expires
   the zone), no ZONEMD failure logged, and unbound must stop cleanly.
+- With --rollover, serial 2 has new keys only (an unannounced rollover;
+  the parent has the DS of both): the check of serial 1 after its lookup,
+  with serial 1's key, must not be made of serial 2 if serial 2 is put in
+  place first (it would fail and expire the zone): it must be dropped
+  (verbosity 4 logs that); serial 2 has a check of its own. Run it with
+  --release-delay 0, so that the lookup ends while serial 2 is applied.
 - With --disable-at-reload, after that, the config loses zonemd-check and
   unbound gets SIGHUP: the data kept over the reload no longer waits for
   a check, so serial 1 must be served and written within --hold
@@ -41,7 +47,7 @@ either before the fix.)
 
 usage: test_zone_zonemd.py BUILDDIR [--names N] [--release-delay S]
        [--io-check] [--hold S] [--io-thread yes|no]
-       [--disable-at-reload] [--show-log]"""
+       [--disable-at-reload] [--rollover] [--show-log]"""
 
 import argparse
 import os
@@ -222,6 +228,7 @@ def main():
     ap.add_argument("--hold", type=float, default=3.0)
     ap.add_argument("--io-thread", choices=["yes", "no"])
     ap.add_argument("--disable-at-reload", action="store_true")
+    ap.add_argument("--rollover", action="store_true")
     ap.add_argument("--show-log", action="store_true")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
@@ -239,7 +246,7 @@ def main():
         knot.start({ZONE: 1})
         proxy = HoldProxy(nsd.port)
         ub = Secondary(build, os.path.join(d, "unbound"), knot.port, [ZONE],
-                       verbosity=4 if a.show_log or a.io_check else 1,
+                       verbosity=4 if a.show_log or a.io_check or a.rollover else 1,
                        io_thread=None if a.io_thread is None else a.io_thread == "yes")
         zones.secondary_conf(ub.conf, proxy.port)
         rc = None
@@ -251,6 +258,8 @@ def main():
                 raise StopIteration
             check(wait_for(lambda: proxy.ds_queries > 0, 30),
                   "the ZONEMD check looks up the DS (%d queries held)" % proxy.ds_queries)
+            if a.rollover:
+                zones.rollover()
             zones.child_zonefile(2, knot.zonefile(ZONE), expire=1800)
             knot.reload({ZONE: 2})
             klog = os.path.join(knot.dir, "knot.log")
@@ -277,6 +286,12 @@ def main():
                       ZONE, [rr.to_text() for rr in r.answer] or dns.rcode.to_text(r.rcode())))
             check("ZONEMD verification failed" not in ub.read_log(),
                   "no ZONEMD verification failure logged")
+            if a.rollover:
+                # else serial 2 was in place before the check of serial 1
+                # was queued, and the test did not make the race it is for
+                check("ZONEMD check dropped, the zone has other data now"
+                      in ub.read_log(), "the check of serial 1 was queued before "
+                      "serial 2 was put in place, and dropped")
             if a.io_check:
                 io_thread_checks(ub, knot, zones, check)
         except StopIteration:

@@ -225,9 +225,13 @@ class SignedDelegation:
         self.parent, self.child, self.names = parent, child, names
         self.pkeys = dnssec_keys(self.dir, parent)
         self.ckeys = dnssec_keys(self.dir, child)
+        # the keys of an unannounced rollover (rollover()): the child's
+        # DNSKEY changes at once, the parent has their DS all along
+        self.next_ckeys = dnssec_keys(self.dir, child)
         self.anchor = self.pkeys[0] + ".key"
-        ds = subprocess.run(["ldns-key2ds", "-n", "-2", self.ckeys[0] + ".key"],
-                            capture_output=True, text=True, check=True).stdout.strip()
+        ds = "\n".join(subprocess.run(
+            ["ldns-key2ds", "-n", "-2", k[0] + ".key"], capture_output=True, text=True,
+            check=True).stdout.strip() for k in (self.ckeys, self.next_ckeys))
         label = child[:-len(parent) - 1]
         path = os.path.join(self.dir, "parent.unsigned")
         with open(path, "w") as f:
@@ -253,6 +257,10 @@ class SignedDelegation:
         with open(path, "w") as f:
             f.write("".join(out))
         os.replace(sign_zone(path, c, self.ckeys, zonemd=True, expire=expire), dest)
+
+    def rollover(self):
+        """The child's next serials are signed with new keys only."""
+        self.ckeys = self.next_ckeys
 
     def secondary_conf(self, conf, parent_port):
         """Change a Secondary's config for the child: the validator (with
