@@ -33,10 +33,11 @@ python3-dev swig python3 bind9-dnsutils dns-root-data"
 # recommend them); systemd for systemd-analyze, which checks the drop-in
 # of make install-systemd against Debian's unit (test install);
 # gcc-multilib compiles the 32-bit build (make fork-32), whose i386
-# libraries scripts/fetch-i386-libs.sh downloads without installing them.
+# libraries scripts/fetch-i386-libs.sh downloads without installing them;
+# libsodium-dev the DNSCrypt build (make fork-dnscrypt).
 test_pkgs="libcmocka-dev clang libclang-rt-dev python3-dnspython ldnsutils nsd
 knot dnsperf rsync procps ccache dpkg-repack locales valgrind prometheus strace
-systemd gcc-multilib"
+systemd gcc-multilib libsodium-dev"
 # bench: the resolvers operators choose instead, and the load balancer of
 # the scale-out benchmark (bench/peers.py, bench/scale_out.py).
 bench_pkgs="pdns-recursor knot-resolver bind9 dnsdist"

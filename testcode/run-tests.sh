@@ -7,7 +7,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   patch-messages build-noparser
   deps-listen deps-listen-proof smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
-  scrapers monitoring stats-interval stats-passes libunbound-hashcheck
+  scrapers monitoring stats-interval stats-passes stats-passes-dnscrypt libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-rollover zone-fast-reload zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
@@ -17,7 +17,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   *-lookup3 make fork-lookup3,
   upstream-unit-debug make fork-debug,
   upstream-unit-nothreads and zone-transfer-nothreads make fork-nothreads,
-  upstream-unit-32 and cache-unit-32 make fork-32,
+  upstream-unit-32 and cache-unit-32 make fork-32, stats-passes-dnscrypt make fork-dnscrypt,
   zone-tsan and zone-fast-reload-tsan make fork-tsan, zone-fast-reload, zone-reload-nomem, zone-rpz-ixfr-fail, zone-oom, soak and fuzz-config make fork-asan;
   SOAK_SECONDS, default 120, is the soak's length,
   fuzz-* make fork-fuzz; FUZZ_SECONDS, default 30, is each fuzz run,
@@ -40,7 +40,7 @@ mkdir -p "$logs"
 	patch-messages build-noparser \
 	deps-listen deps-listen-proof smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
-	scrapers monitoring stats-interval stats-passes libunbound-hashcheck \
+	scrapers monitoring stats-interval stats-passes stats-passes-dnscrypt libunbound-hashcheck \
 	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown \
 	zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-rollover zone-fast-reload zone-fast-reload-tsan \
 	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
@@ -121,6 +121,8 @@ for t; do
 		"$here/test_libunbound_hashcheck.sh" "$bld" ;;
 	stats-interval) run stats-interval "$PYTHON" "$here/test_stats_interval.py" "$bld" ;;
 	stats-passes) run stats-passes "$PYTHON" "$here/test_stats_passes.py" "$bld" ;;
+	stats-passes-dnscrypt) run stats-passes-dnscrypt "$PYTHON" "$here/test_stats_passes.py" \
+		"$top/build/fork-dnscrypt" --dnscrypt ;;
 	monitoring) run monitoring "$PYTHON" "$here/test_monitoring.py" "$bld" "$top/build/src" ;;
 	scrapers) run scrapers "$PYTHON" "$here/test_scrapers.py" "$bld" \
 		"$top/build/src" "$top/build/base" ;;
