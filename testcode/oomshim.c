@@ -21,10 +21,15 @@
  *                       STEADY_HOLD_AT to a file whose name contains
  *                       ".tmp" waits (the writer is half way its file)
  *   STEADY_HOLD_AT      default 1000
+ *   STEADY_HOLD_CALLOC  a path: while it exists, a calloc() of exactly
+ *                       STEADY_HOLD_SIZE bytes waits until it is removed
+ *                       (the caller is held in the middle of its work)
+ *   STEADY_HOLD_SIZE    the size (nmemb*size) of the callocs to hold
  *   STEADY_OOM_LOG      a file; a line is appended for every failed
  *                       allocation ("fail calloc 392", "fail strdup S")
  *                       and for a write that is held ("hold PATH") and
- *                       goes on ("release PATH")
+ *                       goes on ("release PATH"), likewise for a calloc
+ *                       ("hold calloc N", "release calloc N")
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -111,6 +116,16 @@ calloc(size_t nmemb, size_t size)
 			boot_used += n;
 			return p; /* static memory is zero */
 		}
+	}
+	s = getenv("STEADY_HOLD_SIZE");
+	if(s && *s && nmemb*size == strtoul(s, NULL, 10) &&
+		exists("STEADY_HOLD_CALLOC")) {
+		char b[32];
+		snprintf(b, sizeof(b), "%lu", (unsigned long)(nmemb*size));
+		note("hold calloc", b);
+		while(exists("STEADY_HOLD_CALLOC"))
+			usleep(10000);
+		note("release calloc", b);
 	}
 	s = getenv("STEADY_OOM_SIZE");
 	if(s && *s && nmemb*size == strtoul(s, NULL, 10) &&

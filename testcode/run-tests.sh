@@ -8,7 +8,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   deps-listen deps-listen-proof smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes stats-passes-dnscrypt libunbound-hashcheck
-  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown
+  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-rollover zone-fast-reload zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   control-lines soak
@@ -41,7 +41,7 @@ mkdir -p "$logs"
 	deps-listen deps-listen-proof smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes stats-passes-dnscrypt libunbound-hashcheck \
-	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-roundtrip zone-faults zone-kill zone-shutdown \
+	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown \
 	zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-rollover zone-fast-reload zone-fast-reload-tsan \
 	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	control-lines soak \
@@ -154,6 +154,7 @@ for t; do
 	zone-reload) run zone-reload "$PYTHON" "$here/test_zone_reload.py" "$bld" ;;
 	zone-reload-nomem) run zone-reload-nomem "$PYTHON" "$here/test_zone_reload_nomem.py" \
 		"$top/build/fork-asan" ;;
+	zone-inplace-lock) run zone-inplace-lock "$PYTHON" "$here/test_zone_inplace_lock.py" "$bld" ;;
 	zone-reload-kind) run zone-reload-kind sh -c 'for m in yes no; do "$1" "$2/test_zone_reload_kind.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-zonemd) run zone-zonemd "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \

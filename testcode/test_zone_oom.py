@@ -25,14 +25,13 @@ usage: test_zone_oom.py BUILDDIR [--phase calloc|strdup|reload ...]
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
 
 from harness.zone import (Primary, Secondary, build_preload, check_zonefile, file_serial,
-                      notify, shim_log_lines, verdict, write_zone)
+                      notify, shim_log_lines, struct_size, verdict, write_zone)
 
 ZONE = "example.net."
 N = 200000
@@ -43,19 +42,6 @@ def asan_build(builddir):
     r = subprocess.run(["readelf", "-d", os.path.join(builddir, "unbound")],
                        capture_output=True, text=True)
     return "libasan" in r.stdout
-
-
-def job_size(builddir):
-    """sizeof(struct auth_io_job) from the debug information."""
-    r = subprocess.run(["gdb", "-batch", "-ex",
-                        "print sizeof(struct auth_io_job)",
-                        os.path.join(builddir, "unbound")],
-                       capture_output=True, text=True)
-    m = re.search(r"^\$1 = (\d+)$", r.stdout, re.M)
-    if not m:
-        raise RuntimeError("gdb cannot tell sizeof(struct auth_io_job): %s%s"
-                           % (r.stdout, r.stderr))
-    return int(m.group(1))
 
 
 def touch(path):
@@ -87,7 +73,7 @@ def main():
                     "reload": os.path.join(tmp, "oom.calloc")}
         hold = os.path.join(tmp, "write.hold")
         shimlog = os.path.join(tmp, "shim.log")
-        size = job_size(a.builddir)
+        size = struct_size(a.builddir, "auth_io_job")
         prim = Primary(os.path.join(tmp, "nsd"), [ZONE])
         write_zone(prim.zonefile(ZONE), ZONE, 1, N)
         sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,

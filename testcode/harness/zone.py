@@ -279,6 +279,19 @@ class SignedDelegation:
             f.write(text)
 
 
+def struct_size(builddir, name):
+    """sizeof(struct name) in builddir's unbound, from its debug
+    information (gdb)."""
+    r = subprocess.run(["gdb", "-batch", "-ex", "print sizeof(struct %s)" % name,
+                        os.path.join(builddir, "unbound")],
+                       capture_output=True, text=True)
+    m = re.search(r"^\$1 = (\d+)$", r.stdout, re.M)
+    if not m:
+        raise RuntimeError("gdb cannot tell sizeof(struct %s): %s%s"
+                           % (name, r.stdout, r.stderr))
+    return int(m.group(1))
+
+
 def shim_log_lines(path, prefix):
     """The lines of an LD_PRELOAD shim's log (oomshim.c's STEADY_OOM_LOG)
     that start with prefix ("fail", "hold", "release"); none before the
