@@ -10,6 +10,12 @@ always applied in place, far under the zone's size). Then:
 - unbound's peak resident memory during the update (VmHWM, reset before
   it) stays under 1.2 times its resident memory before it: a copy of
   the zone and its policies would need about twice.
+Then an IXFR replaces a quarter of the triggers (more RRs than an eighth
+of the names: applied to a copy): the new triggers answer, the replaced
+ones do not, those of serial 2 still do, and the peak stays under 2.5
+times the memory before it (two versions at once, not more). A failed
+IXFR of an RPZ is zone-rpz-ixfr-fail's (test_zone_ixfr_fail.py --rpz,
+under ASan, which also reports what it leaks).
 
 usage: test_zone_rpz_memory.py BUILDDIR [--names N] [--replace N]"""
 
@@ -89,6 +95,29 @@ def main():
             peak = mem_kb(pid, "VmHWM")
             check(peak <= 1.2 * rss0, "peak memory during the IXFR %d MB, before it %d MB "
                   "(at most 1.2 times)" % (peak // 1024, rss0 // 1024))
+            # a large IXFR, more RRs than an eighth of the names, goes to
+            # a copy of the zone and its policies: two versions at once,
+            # never more
+            rss1 = mem_kb(pid, "VmRSS")
+            with open("/proc/%d/clear_refs" % pid, "w") as f:
+                f.write("5")
+            big = a.names // 4
+            labels[a.replace:a.replace + big] = ["c%d" % i for i in range(big)]
+            with open(knot.zonefile(ZONE), "w") as f:
+                f.write(rpz_text(3, labels))
+            knot.reload({ZONE: 3}, timeout=120)
+            notify(ub.port, ZONE)
+            last_copy = "c%d.bench." % (big - 1)
+            check(wait_for(lambda: triggered(ub.port, last_copy) and
+                           file_serial(ub.zonefile(ZONE)) == 3, 120),
+                  "large IXFR applied: %s answers, zonefile serial 3" % last_copy)
+            check(not triggered(ub.port, "t%d.bench." % a.replace),
+                  "the replaced t%d.bench. has no trigger" % a.replace)
+            check(triggered(ub.port, "n0.bench."), "n0.bench. of serial 2 keeps its trigger")
+            time.sleep(1)
+            peak = mem_kb(pid, "VmHWM")
+            check(peak <= 2.5 * rss1, "peak memory during the large IXFR (a copy) %d MB, "
+                  "before it %d MB (at most 2.5 times)" % (peak // 1024, rss1 // 1024))
         finally:
             rc = ub.stop()
             knot.stop()
