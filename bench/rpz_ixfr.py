@@ -214,9 +214,10 @@ def main():
         finally:
             knot.stop()
     rows = ["# RPZ updates by IXFR: stock and fork", "",
-            "`flock build/.bench.lock bench/rpz_ixfr.py --names %d --sizes %s --reps %d "
-            "--threads %d --rate %d --builds %s`" % (a.names, a.sizes, a.reps, a.threads,
-                                                   a.rate, a.builds), "",
+            "Command: `flock build/.bench.lock bench/rpz_ixfr.py --names %d --sizes %s "
+            "--reps %d --threads %d --rate %d --builds %s%s`" % (
+                a.names, a.sizes, a.reps, a.threads, a.rate, a.builds,
+                " --out " + a.out if a.out else ""), "",
             "An RPZ of %d QNAME triggers from Knot (AXFR, then IXFRs that each replace "
             "the given number of triggers); unbound with %d thread(s). Median (min–max) "
             "of %d runs; each update from its NOTIFY until the new triggers answer and "
