@@ -39,8 +39,10 @@ import time
 from harness.server import TOP, Unbound, build_spincount, free_port, spincount_snapshot
 
 SLABS = 1024
-# msg, rrset, infra hosts, key, domain and client ratelimits, subnet
-# (the subnet module's cache, when loaded, has msg-cache-slabs slabs)
+# a lock per slab of a scrape: the pass over the five caches in use
+# (msg, rrset, infra hosts, domain and client ratelimits; the key cache
+# and the subnet module's are not loaded) and the memory sizes of msg and
+# rrset (measured: 7168; the tick's reset pass of its own was 5120)
 CACHES = 7
 # the caches whose memory size the shared memory segment gets: msg and
 # rrset (the key cache's is the validator's, which is not loaded)
@@ -77,18 +79,10 @@ def dnscrypt_clause(ub, build):
         f.write(text)
 
 
-def tick_lines(ub):
-    """The number of statistics-interval log lines of thread 0 so far."""
-    return ub.read_log().count("server stats for thread 0: requestlist")
-
-
-def timer_passes(build, d, shim, slabs, limit, dnscrypt):
-    """Table locks across one statistics-interval tick of thread 0, with
-    shm-enable, at most limit; returns the number of failed checks."""
-    out = os.path.join(d, "spin-timer")
-    ub = Unbound(build, os.path.join(d, "timer"), extra_conf=conf(slabs) +
-                 "\tstatistics-interval: 2\n\tshm-enable: yes\n"
-                 "\tshm-key: %d\n" % random.randint(20000, 2000000000))
+def start_counted(build, rundir, shim, out, extra_conf, dnscrypt):
+    """Start unbound from build in rundir with extra_conf (and DNSCrypt),
+    spincount.so (shim) preloaded to write its snapshots to out."""
+    ub = Unbound(build, rundir, extra_conf=extra_conf)
     if dnscrypt:
         dnscrypt_clause(ub, build)
     os.makedirs(ub.rundir, exist_ok=True)
@@ -99,6 +93,22 @@ def timer_passes(build, d, shim, slabs, limit, dnscrypt):
     finally:
         os.environ.clear()
         os.environ.update(env)
+    return ub
+
+
+def tick_lines(ub):
+    """The number of statistics-interval log lines of thread 0 so far."""
+    return ub.read_log().count("server stats for thread 0: requestlist")
+
+
+def timer_passes(build, d, shim, slabs, limit, dnscrypt):
+    """Table locks across one statistics-interval tick of thread 0, with
+    shm-enable, at most limit; returns the number of failed checks."""
+    out = os.path.join(d, "spin-timer")
+    ub = start_counted(build, os.path.join(d, "timer"), shim, out, conf(slabs) +
+                       "\tstatistics-interval: 2\n\tshm-enable: yes\n"
+                       "\tshm-key: %d\n" % random.randint(20000, 2000000000),
+                       dnscrypt)
     try:
         # from just after one tick of thread 0 to just after the next
         n0 = tick_lines(ub)
@@ -138,17 +148,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="steady-passes-") as d:
         shim = build_spincount(d)
         out = os.path.join(d, "spin")
-        ub = Unbound(build, os.path.join(d, "run"), extra_conf=conf(slabs))
-        if dnscrypt:
-            dnscrypt_clause(ub, build)
-        os.makedirs(ub.rundir, exist_ok=True)
-        env = dict(os.environ)
-        os.environ.update({"LD_PRELOAD": shim, "SPINCOUNT_OUT": out})
-        try:
-            ub.start()
-        finally:
-            os.environ.clear()
-            os.environ.update(env)
+        ub = start_counted(build, os.path.join(d, "run"), shim, out, conf(slabs),
+                           dnscrypt)
         try:
             for i in range(50):
                 ub.query("w%d.example.test" % i)
