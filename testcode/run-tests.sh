@@ -8,17 +8,17 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   deps-listen deps-listen-proof smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes stats-passes-dnscrypt libunbound-hashcheck
-  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown
-  zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-rollover zone-fast-reload zone-fast-reload-tsan
+  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-debug zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown
+  zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   control-lines soak
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof and tdir-base-failures make stock,
   *-lookup3 make fork-lookup3,
-  upstream-unit-debug make fork-debug,
+  upstream-unit-debug and zone-transfer-debug make fork-debug,
   upstream-unit-nothreads and zone-transfer-nothreads make fork-nothreads,
   upstream-unit-32 and cache-unit-32 make fork-32, stats-passes-dnscrypt make fork-dnscrypt,
-  zone-tsan and zone-fast-reload-tsan make fork-tsan, zone-fast-reload, zone-reload-nomem, zone-rpz-ixfr-fail, zone-oom, soak and fuzz-config make fork-asan;
+  zone-tsan and zone-fast-reload-tsan make fork-tsan, zone-fast-reload, zone-fast-reload-apply, zone-reload-nomem, zone-rpz-ixfr-fail, zone-oom, soak and fuzz-config make fork-asan;
   SOAK_SECONDS, default 120, is the soak's length,
   fuzz-* make fork-fuzz; FUZZ_SECONDS, default 30, is each fuzz run,
   FUZZ_SEED, default 1, its seed) upstream-export check-series deb deb-upgrade
@@ -41,8 +41,8 @@ mkdir -p "$logs"
 	deps-listen deps-listen-proof smoke install \
 	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
 	scrapers monitoring stats-interval stats-passes stats-passes-dnscrypt libunbound-hashcheck \
-	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown \
-	zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-rollover zone-fast-reload zone-fast-reload-tsan \
+	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 cache-unit-32 zone-transfer zone-transfer-debug zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown \
+	zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan \
 	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
 	control-lines soak \
 	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
@@ -137,6 +137,12 @@ for t; do
 	cache-unit-32) run cache-unit-32 env CC="gcc -m32" LD_LIBRARY_PATH="$i386_libs" \
 		sh "$here/cmocka/run.sh" "$top/build/fork-32" plain 3 ;;
 	upstream-unit-nothreads) run upstream-unit-nothreads "$here/upstream-unit.sh" "$top/build/fork-nothreads" ;;
+	# the daemon of the checking build (asserts, lock checks), with and
+	# without the I/O thread; the lock checker writes its ublocktrace.N
+	# files to the current directory
+	zone-transfer-debug) mkdir -p "$logs/zone-transfer-debug.d"
+		run zone-transfer-debug sh -c 'cd "$4" && rm -f ublocktrace.* && for m in yes no; do "$1" "$2/test_zone_transfer.py" "$3" --io-thread $m || exit 1; done' \
+		sh "$PYTHON" "$here" "$top/build/fork-debug" "$logs/zone-transfer-debug.d" ;;
 	zone-transfer-nothreads) run zone-transfer-nothreads "$PYTHON" "$here/test_zone_transfer.py" \
 		"$top/build/fork-nothreads" --no-thread-support ;;
 	zone-transfer) run zone-transfer sh -c 'for m in yes no; do "$1" "$2/test_zone_transfer.py" "$3" --io-thread $m || exit 1; done' \
@@ -174,6 +180,10 @@ for t; do
 	# only: with +p, TSan reports races in upstream's own +p code
 	# (fr_atomic_copy_cfg, acl_list_swap_tree), none in the fork's.
 	zone-fast-reload) run zone-fast-reload sh -c '"$1" "$2/test_zone_fast_reload.py" "$3" && "$1" "$2/test_zone_fast_reload.py" "$3" --nopause' \
+		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
+	# a transfer applied while fast_reload reads the zonefiles, after
+	# and before its comparison of the zones, with and without +p
+	zone-fast-reload-apply) run zone-fast-reload-apply sh -c 'for o in "" --nopause --apply-first "--apply-first --nopause"; do "$1" "$2/test_zone_fast_reload_apply.py" "$3" $o || exit 1; done' \
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	zone-fast-reload-tsan) run zone-fast-reload-tsan env \
 		TSAN_OPTIONS="second_deadlock_stack=1 suppressions=$here/tsan-stock.supp" \

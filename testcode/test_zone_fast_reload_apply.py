@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""fast_reload while the auth-zone I/O thread applies a transfer: the
+zones fast_reload builds are read from the zonefiles, and a transfer that
+is applied after fast_reload read them is newer than what it read. The
+reload must not serve the older serial afterwards; nor may it keep the
+zone's transfer state (which stays across fast_reload) at the newer
+serial while the older data is served, for then the zone stays older
+until the primary has yet another serial.
+
+NSD serves two zones; the built unbound (auth-zone I/O thread) is their
+secondary. An LD_PRELOAD shim (testcode/oomshim.c) holds the I/O thread
+in a zonefile write (STEADY_HOLD) and in the apply of ZONE's serial 2, at
+the calloc of a TXT RRset of a size of its own (STEADY_HOLD_CALLOC), so
+that the apply ends while unbound-control fast_reload runs:
+
+- by default, after fast_reload read ZONE's zonefile and compared it with
+  the zone served (both serial 1): the thread is held in the write of
+  OTHER's serial 2 when fast_reload starts, so fast_reload's wait for the
+  queued writes is behind it, and the apply of ZONE's serial 2 behind
+  that wait; the write ends, fast_reload reads, the apply is held;
+- with --apply-first, before fast_reload read the zonefile, but with
+  its zonefile write queued behind fast_reload's wait, and held while
+  fast_reload reads (serial 2 is served meanwhile).
+
+Checks: fast_reload answers ok; ZONE answers serial 2 within --wait
+seconds afterwards, and its zonefile is serial 2; a transfer of serial 3
+follows; unbound logs that it kept the serial served; after ZONE
+answered serial 2 it never answers serial 1; unbound stops with exit
+status 0; with a sanitizer build, its log has no sanitizer report.
+
+usage: test_zone_fast_reload_apply.py BUILDDIR [--nopause] [--apply-first]
+                                      [--wait S]"""
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+
+from harness.zone import (Primary, Secondary, build_preload, checker,
+                          file_serial, notify, shim_log_lines, soa_serial,
+                          struct_size, verdict, wait_for, write_zone,
+                          zone_text)
+
+ZONE, OTHER = "applied.example.", "other.example."
+# names per zone: the held write is at its 1000th fwrite (about one per RR)
+N = 3000
+# the TXT RRset of ZONE's serial 2, whose packed data is a calloc of a
+# size of its own (as in test_zone_inplace_lock.py)
+STRINGS = 37
+RDATA_LEN = 2 + STRINGS * 201
+
+
+class Poller(threading.Thread):
+    """Queries the SOA of a zone every few ms and records the serials."""
+
+    def __init__(self, port, zone):
+        super().__init__(daemon=True)
+        self.port, self.zone = port, zone
+        self.serials = []
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.is_set():
+            self.serials.append(soa_serial(self.port, self.zone, timeout=0.2))
+            time.sleep(0.005)
+
+    def stop(self):
+        self.done.set()
+        self.join()
+
+
+def main():
+    ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
+    ap.add_argument("builddir")
+    ap.add_argument("--nopause", action="store_true", help="fast_reload +p")
+    ap.add_argument("--apply-first", action="store_true",
+                    help="the apply is held when fast_reload starts, and the "
+                    "zonefile write after it")
+    ap.add_argument("--wait", type=float, default=10.0,
+                    help="how long ZONE may take to answer serial 2 after "
+                    "fast_reload")
+    a = ap.parse_args()
+    fails, check = checker()
+    # packed_rrset_data, its one rr_len, rr_data and rr_ttl, the rdata
+    size = struct_size(a.builddir, "packed_rrset_data") + 8 + 8 + 8 + RDATA_LEN
+    with tempfile.TemporaryDirectory(prefix="steady-zfra-") as tmp:
+        shim = build_preload(tmp, "oomshim.c")
+        hold_write = os.path.join(tmp, "hold.write")
+        hold_apply = os.path.join(tmp, "hold.calloc")
+        shimlog = os.path.join(tmp, "shim.log")
+        prim = Primary(os.path.join(tmp, "nsd"), [ZONE, OTHER])
+        for z in (ZONE, OTHER):
+            write_zone(prim.zonefile(z), z, 1, N)
+        sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
+                        [ZONE, OTHER], io_thread=True, verbosity=3)
+        wrapper = ["env", "LD_PRELOAD=" + shim,
+                   "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1",
+                   "STEADY_HOLD=" + hold_write, "STEADY_HOLD_CALLOC=" + hold_apply,
+                   "STEADY_HOLD_SIZE=%d" % size, "STEADY_OOM_LOG=" + shimlog]
+        prim.start({ZONE: 1, OTHER: 1})
+        poller, reload_out, rc = None, {}, None
+        try:
+            sec.start(wrapper=wrapper)
+            for z in (ZONE, OTHER):
+                if not sec.wait_serial(z, 1):
+                    check(False, "%s: serial 1 served and written" % z)
+                    raise StopIteration
+            poller = Poller(sec.port, ZONE)
+            poller.start()
+
+            def fast_reload():
+                args = ["fast_reload"] + (["+p"] if a.nopause else [])
+                r = sec.control(*args, check=False, timeout=120)
+                reload_out["rc"] = r.returncode
+                reload_out["out"] = r.stdout + r.stderr
+            fr = threading.Thread(target=fast_reload, daemon=True)
+
+            def transfer_zone_serial2():
+                open(hold_apply, "w").close()
+                with open(prim.zonefile(ZONE), "w") as f:
+                    f.write(zone_text(ZONE, 2, N) + "held IN TXT %s\n" % " ".join(
+                        ["\"%s\"" % ("x" * 200)] * STRINGS))
+                prim.reload({ZONE: 2})
+                notify(sec.port, ZONE)
+
+            def held(prefix, what):
+                if not wait_for(lambda: shim_log_lines(shimlog, prefix), 30):
+                    check(False, what)
+                    raise StopIteration
+            if a.apply_first:
+                # the apply of ZONE's serial 2 is held; fast_reload's wait
+                # for the queued writes is queued behind it
+                transfer_zone_serial2()
+                held("hold calloc", "the apply of %s serial 2 reached the held "
+                     "calloc (size %d)" % (ZONE, size))
+                open(hold_write, "w").close()
+                fr.start()
+                time.sleep(1.0)
+                # the apply ends, serial 2 is served; its zonefile write is
+                # queued behind fast_reload's wait, and is held while
+                # fast_reload reads the zonefiles
+                os.unlink(hold_apply)
+                held("hold /", "the zonefile write of %s serial 2 was held" % ZONE)
+                check(fr.is_alive(), "fast_reload waits while the write is held")
+                time.sleep(2.0)
+                os.unlink(hold_write)
+            else:
+                # the I/O thread is held in OTHER's zonefile write
+                open(hold_write, "w").close()
+                write_zone(prim.zonefile(OTHER), OTHER, 2, N)
+                prim.reload({OTHER: 2})
+                notify(sec.port, OTHER)
+                held("hold /", "the zonefile write of %s serial 2 was held" % OTHER)
+                fr.start()
+                # fast_reload now waits for the held write; ZONE's serial 2
+                # is transferred, and its apply queued behind that wait
+                # (nothing tells when the apply is queued; a transfer of N
+                # names over loopback takes milliseconds)
+                transfer_zone_serial2()
+                time.sleep(2.0)
+                check(not shim_log_lines(shimlog, "hold calloc"),
+                      "the apply of %s serial 2 waits behind fast_reload's wait"
+                      % ZONE)
+                # the write goes on; fast_reload reads the zonefiles while
+                # the apply of ZONE's serial 2 is held
+                os.unlink(hold_write)
+                held("hold calloc", "the apply of %s serial 2 reached the held "
+                     "calloc (size %d)" % (ZONE, size))
+                check(fr.is_alive(), "fast_reload waits while the apply is held")
+                time.sleep(2.0)
+                os.unlink(hold_apply)
+            fr.join(120)
+            out = reload_out.get("out", "")
+            print("fast_reload%s: %s" % (" +p" if a.nopause else "", out.strip()[-300:]))
+            check(reload_out.get("rc") == 0 and "ok" in out.split(),
+                  "fast_reload answers ok")
+            check(wait_for(lambda: sec.serial(ZONE) == 2, a.wait),
+                  "%s answers serial 2 within %.0f s after fast_reload (%s)"
+                  % (ZONE, a.wait, sec.serial(ZONE)))
+            check(wait_for(lambda: file_serial(sec.zonefile(ZONE)) == 2, a.wait),
+                  "the zonefile of %s is serial 2 (%s)"
+                  % (ZONE, file_serial(sec.zonefile(ZONE))))
+            # the zone's transfers go on after fast_reload
+            write_zone(prim.zonefile(ZONE), ZONE, 3, N)
+            prim.reload({ZONE: 3})
+            notify(sec.port, ZONE)
+            check(sec.wait_serial(ZONE, 3, timeout=a.wait),
+                  "serial 3 of %s is transferred after fast_reload (%s)"
+                  % (ZONE, sec.serial(ZONE)))
+            check("fast_reload read it" in sec.read_log(),
+                  "unbound logs that it kept the serial served")
+            poller.stop()
+            served = [s for s in poller.serials if s is not None]
+            print("%s served around fast_reload: %d answers, serials in order of "
+                  "change %s" % (ZONE, len(served),
+                                 [s for i, s in enumerate(served)
+                                  if i == 0 or served[i - 1] != s]))
+            first2 = served.index(2) if 2 in served else len(served)
+            check(1 not in served[first2:],
+                  "%s never answers serial 1 after it answered serial 2" % ZONE)
+            poller = None
+        except StopIteration:
+            pass
+        finally:
+            if poller:
+                poller.stop()
+            for p in (hold_write, hold_apply):
+                if os.path.exists(p):
+                    os.unlink(p)
+            rc = sec.stop(timeout=120)
+            prim.stop()
+            log = sec.read_log()
+        check(rc == 0, "unbound exit status %s" % rc)
+        bad = [l for l in log.splitlines() if "Sanitizer" in l or "runtime error" in l]
+        check(not bad, "no sanitizer report in the log%s" % (": " + bad[0] if bad else ""))
+        if fails:
+            print(log[-4000:])
+    return verdict(fails, "fast_reload keeps a transfer applied while it reads")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
