@@ -215,13 +215,17 @@ clean:
 
 distclean:
 	rm -rf $(B)
-# The upstream topics (upstream/TOPIC/*.patch) against an upstream tree:
-# make upstream-check UPSTREAM=/path/to/unbound-checkout. Here, with the
-# fetched snapshot: scripts/upstream-tree.sh GITDIR master DIR build/base.
+# The upstream topics, exported by make upstream onto an upstream tree,
+# built and tested there: make upstream-check UPSTREAM=TREE [TOPICS=...].
+# TREE here, from the fetched snapshot with the base's release merged
+# (doc/upstream.md): scripts/upstream-tree.sh GITDIR master TREE build/base
+# release-1.26.0 build/dl/unbound_1.26.1.orig.tar.gz
 UPSTREAM ?=
+TOPICS ?=
 upstream-check:
-	@[ -n "$(UPSTREAM)" ] || { echo "make upstream-check UPSTREAM=/path/to/unbound-checkout" >&2; exit 2; }
-	scripts/upstream-check.sh "$(UPSTREAM)"
+	@[ -n "$(UPSTREAM)" ] || { echo "usage: make upstream-check UPSTREAM=TREE [TOPICS=...]" >&2; exit 2; }
+	$(MAKE) --no-print-directory upstream UPSTREAM="$(UPSTREAM)"
+	scripts/upstream-check.sh "$(UPSTREAM)" $(B)/upstream $(TOPICS)
 .PHONY: upstream-check
 
 include mk/deliverables.mk

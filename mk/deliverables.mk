@@ -6,8 +6,10 @@ DEB := $(B)/deb
 # make check-series LAST=K checks only the last K prefixes of the series;
 # FORCE=1 checks again the prefixes that passed before with the same inputs.
 LAST ?=
-# make upstream TEST=1 also builds the re-exported series on pristine
-# 1.22.0 and runs upstream's make test there.
+# make upstream exports the series onto the pristine tarball of the base,
+# or with UPSTREAM=TREE onto an upstream tree (scripts/upstream-tree.sh
+# writes one from a fetched upstream git: master); TEST=1 also builds
+# the re-exported series there and runs upstream's make test.
 TEST ?=
 PATCH_FILES := patches/series $(wildcard patches/*.patch)
 
@@ -28,4 +30,5 @@ check-series: $(B)/base/.stamp
 		$(B)/base patches $(B)/check-series
 
 upstream: $(B)/base/.stamp
-	scripts/make-upstream.py $(if $(TEST),--test) $(B)/dl patches $(B)/upstream
+	scripts/make-upstream.py $(if $(TEST),--test) $(if $(UPSTREAM),--onto $(UPSTREAM) --fork-base $(B)/base) \
+		$(B)/dl patches $(B)/upstream

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write the upstream submission set: the fork's series re-applied to the
-pristine upstream release tarball (without Debian's patches), exported with
-git format-patch, and one set with a cover letter per topic.
+pristine upstream release tarball (without Debian's patches), or to an
+upstream tree (--onto, e.g. master), exported with git format-patch, and
+one set with a cover letter per topic.
 
 Patches are grouped by topic: a "Topic: NAME" line in the commit message,
 or else the patch's line in patch-topics (repository top). Topic fork-only
@@ -20,10 +21,14 @@ import tempfile
 import textwrap
 import time
 
-usage = """usage: make-upstream.py [--test] DLDIR PATCHDIR OUTDIR
+usage = """usage: make-upstream.py [--test] [--onto TREE [--fork-base DIR]] DLDIR PATCHDIR OUTDIR
   DLDIR holds the verified orig tarball (make base). OUTDIR is replaced
-  only at the end. --test also builds series/ on the pristine tree and
-  runs upstream's make test there (result in the cover letters).
+  only at the end. --onto: apply to TREE instead of the tarball, a git
+  work tree whose tag "upstream" (else HEAD) is the upstream commit, as
+  scripts/upstream-tree.sh writes it; --fork-base DIR, the tree the series
+  was made on (make base: build/base), lets git am -3 merge each patch
+  into TREE where its context differs. --test also builds series/ on that
+  tree and runs upstream's make test there (result in the cover letters).
   environment: CHECK_RESULTS (default build/check-series/results),
   CONFIGURE_FLAGS, CC, CCACHE_DIR (for --test)"""
 
@@ -170,10 +175,20 @@ def insert_changelog(tree, entry):
 
 
 class Repo:
-    """The export's git tree: the pristine tarball, tagged upstream."""
+    """The export's git tree: the pristine tarball, or a clone of an
+    upstream tree (onto), tagged upstream."""
 
-    def __init__(self, path, tarball, version):
+    def __init__(self, path, tarball, version, onto=None):
         self.path = path
+        # patch name -> its commit on branch fork-base (add_fork_base)
+        self.fork_commits = {}
+        if onto:
+            run(["git", "clone", "-q", "--no-checkout", onto, path])
+            ref = onto_ref(onto)
+            self.git("checkout", "-q", "--detach", ref)
+            self.git("tag", "-f", "upstream", ref)
+            self.git("config", "core.autocrlf", "false")
+            return
         os.makedirs(path)
         run(["tar", "-xzf", tarball, "-C", path, "--strip-components=1"])
         self.git("init", "-q")
@@ -191,6 +206,100 @@ class Repo:
     def head(self):
         return self.git("rev-parse", "HEAD").strip()
 
+    def merge(self, p, env):
+        """Cherry-pick patch P's commit on fork-base onto HEAD: returns
+        (how, detail) as apply does: merged, resolved (a recorded
+        resolution), present (no change left) or FAILED (a conflict)."""
+        before = self.head()
+        pick_env = dict(env, GIT_COMMITTER_NAME="Unbound Steady export",
+                        GIT_COMMITTER_EMAIL="unbound-steady@localhost",
+                        GIT_EDITOR="true")
+        rc, out = run(["git", "cherry-pick", self.fork_commits[p.name]], cwd=self.path,
+                      env=pick_env, check=False)
+        how, detail = "merged", ""
+        if rc != 0:
+            conflicts = self.git("diff", "--name-only", "--diff-filter=U").split()
+            staged = self.git("diff", "--cached", "--name-only").split()
+            if not conflicts and not staged:
+                self.git("cherry-pick", "--skip", check=False)
+                return "present", "the tree has its change already"
+            if not self.resolved_by_rerere():
+                self.git("cherry-pick", "--abort", check=False)
+                return "FAILED", "conflict in: " + " ".join(conflicts)
+            rc, out = run(["git", "cherry-pick", "--continue"], cwd=self.path,
+                          env=pick_env, check=False)
+            if rc != 0:
+                self.git("cherry-pick", "--abort", check=False)
+                return "FAILED", "conflict in: " + " ".join(conflicts)
+            how, detail = "resolved", "recorded resolution of its conflicts"
+        if self.head() == before:
+            return "present", "the tree has its change already"
+        self.finish(p, env)
+        return how, detail
+
+    def finish(self, p, env):
+        """The commit of patch P on HEAD gets the message upstream gets:
+        the Changelog entry goes on top of this tree's doc/Changelog, as
+        upstream's commits have it, and out of the message, with the
+        trailers, which are the fork's bookkeeping."""
+        if p.changelog_plain and p.changelog:
+            insert_changelog(self.path, p.changelog)
+            self.git("add", CHANGELOG)
+        msg = self.git("log", "-1", "--format=%B")
+        msg = FORK_TRAILER.sub("", CL_BLOCK.sub("", msg)).rstrip("\n") + "\n"
+        msg = re.sub(r"\n{3,}", "\n\n", msg)
+        self.git("commit", "-q", "--amend", "--allow-empty", "-F", "-", env=env, stdin=msg)
+
+    def use_resolutions(self, rr_dir):
+        """Reuse the conflict resolutions recorded in rr_dir (git rerere's
+        rr-cache, see doc/upstream.md) when a patch is merged."""
+        self.git("config", "rerere.enabled", "true")
+        self.git("config", "rerere.autoupdate", "true")
+        shutil.copytree(rr_dir, os.path.join(self.path, ".git", "rr-cache"), dirs_exist_ok=True)
+
+    def resolved_by_rerere(self):
+        """True if git am stopped at conflicts that rerere resolved (and
+        staged) every one of, with no conflict marker left."""
+        if self.git("diff", "--name-only", "--diff-filter=U").strip():
+            return False
+        staged = self.git("diff", "--cached", "--name-only").split()
+        if not staged:
+            return False
+        rc, _ = run(["git", "grep", "-q", "--cached", "-e", "^<<<<<<< ", "-e", "^>>>>>>> ", "--"]
+                    + staged, cwd=self.path, check=False)
+        return rc != 0
+
+    def add_fork_base(self, base_dir, patches, tmpdir):
+        """Branch fork-base: the fork's base tree (with Debian's patches)
+        and the series on it, where every patch applies as made. Its
+        blobs are the preimages that git am -3 needs to merge a patch
+        into another tree, such as upstream's master. Returns the names
+        of the patches that did not apply there (none, normally)."""
+        self.git("checkout", "-q", "--orphan", "fork-base")
+        self.git("rm", "-rq", "--cached", "--ignore-unmatch", ".")
+        self.git("clean", "-q", "-fdx")
+        self.git("--work-tree", base_dir, "add", "-A", "-f", ".")
+        self.git("commit", "-q", "-m", "the fork's base", env=BASE_ENV)
+        self.git("checkout", "-q", "-f", "fork-base")
+        failed = []
+        for p in patches:
+            pf = os.path.join(tmpdir, p.name)
+            with open(pf, "w") as f:
+                f.write(p.stripped())
+            if not re.search(r"(?m)^diff --git ", p.stripped()):
+                continue
+            rc, _ = run(["git", "am", "-q", "--keep-cr", pf], cwd=self.path, check=False,
+                        env={"GIT_COMMITTER_NAME": "Unbound Steady export",
+                             "GIT_COMMITTER_EMAIL": "unbound-steady@localhost"})
+            if rc != 0:
+                self.git("am", "--abort", check=False)
+                failed.append(p.name)
+            else:
+                self.fork_commits[p.name] = self.head()
+        self.git("checkout", "-q", "-f", "upstream")
+        self.git("clean", "-q", "-fdx")
+        return failed
+
     def apply(self, p, tmpdir):
         """Apply patch P on HEAD as one commit. Returns (how, detail):
         how is clean, 3-way, fuzz or FAILED."""
@@ -204,13 +313,30 @@ class Repo:
             self.git("commit", "-q", "--allow-empty", "-m", p.subject + "\n\n" + p.body,
                      "--author", p.author, "--date", p.date, env=env)
             how = "clean"
+        if how is None and p.name in self.fork_commits:
+            # a true 3-way merge from the patch's own preimage; git am
+            # would first try the patch by its context, which can match
+            # a similar function elsewhere in the target
+            return self.merge(p, env)
         if how is None:
+            before = self.head()
+            am_env = dict(env, GIT_COMMITTER_NAME="Unbound Steady export",
+                          GIT_COMMITTER_EMAIL="unbound-steady@localhost")
             rc, out = run(["git", "am", "-3", "--keep-cr", pf], cwd=self.path,
-                          env=dict(env, GIT_COMMITTER_NAME="Unbound Steady export",
-                                   GIT_COMMITTER_EMAIL="unbound-steady@localhost"), check=False)
-            if rc == 0:
+                          env=am_env, check=False)
+            if rc != 0 and self.resolved_by_rerere():
+                # a conflict whose resolution is recorded (upstream-resolutions/)
+                rc, out2 = run(["git", "am", "--continue"], cwd=self.path, env=am_env,
+                               check=False)
+                out += out2
+                if rc == 0:
+                    how, detail = "resolved", "recorded resolution of its conflicts"
+            if rc == 0 and self.head() == before:
+                # git am skips a patch whose change the tree has already
+                return "present", "the tree has its change already"
+            if rc == 0 and how is None:
                 how = "3-way" if "3-way merge" in out else "clean"
-            else:
+            elif rc != 0:
                 # git am could not use the blobs (files Debian's series
                 # changed): try patch with fuzz on the pristine file.
                 self.git("reset", "-q", "--hard", "HEAD")
@@ -233,6 +359,11 @@ class Repo:
                     self.git("reset", "-q", "--hard", "HEAD")
                     self.git("clean", "-q", "-f", "-d")
                     self.git("am", "--abort", check=False)
+                    rc, _ = run(["git", "apply", "--reverse", "--check", pf], cwd=self.path,
+                                check=False)
+                    if rc == 0:
+                        # the tree has it already (a backport from it)
+                        return "present", "the tree has its change already"
                     failed, cur = [], None
                     for line in out.split("\n"):
                         m = re.match(r"patching file (.*)", line)
@@ -242,16 +373,7 @@ class Repo:
                                 and cur and cur not in failed:
                             failed.append(cur)
                     return "FAILED", "failed in: " + (" ".join(failed) or "?")
-        # The Changelog entry on top of this tree's doc/Changelog, as
-        # upstream's commits have it, and not in the message; the trailers
-        # are the fork's bookkeeping.
-        if p.changelog_plain and p.changelog:
-            insert_changelog(self.path, p.changelog)
-            self.git("add", CHANGELOG)
-        msg = self.git("log", "-1", "--format=%B")
-        msg = FORK_TRAILER.sub("", CL_BLOCK.sub("", msg)).rstrip("\n") + "\n"
-        msg = re.sub(r"\n{3,}", "\n\n", msg)
-        self.git("commit", "-q", "--amend", "--allow-empty", "-F", "-", env=env, stdin=msg)
+        self.finish(p, env)
         return how, detail
 
     def export(self, rng, outdir, cover=None):
@@ -266,6 +388,27 @@ class Repo:
             env = {"GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": addr}
         self.git(*(args + [rng]), env=env)
         return sorted(f for f in os.listdir(outdir) if f.endswith(".patch"))
+
+
+def onto_ref(tree):
+    """The upstream commit of an --onto tree: its tag upstream, else HEAD."""
+    rc, out = run(["git", "rev-parse", "--verify", "-q", "upstream^{commit}"], cwd=tree, check=False)
+    if rc == 0:
+        return out.strip()
+    return run(["git", "rev-parse", "--verify", "HEAD^{commit}"], cwd=tree)[1].strip()
+
+
+def onto_name(tree):
+    """What an --onto tree is, for the texts: upstream-tree.sh names its
+    commit "upstream <commit> <date>: <subject>"; else the commit id."""
+    ref = onto_ref(tree)
+    subject = run(["git", "log", "-1", "--format=%s", ref], cwd=tree)[1].strip()
+    m = re.match(r"^upstream ([0-9a-f]{7,40}) (\d{4}-\d\d-\d\d)(?: with (\S+) merged)?:", subject)
+    if m and m.group(3):
+        return "upstream %s (%s) with %s merged" % m.groups()
+    if m:
+        return "upstream %s (%s)" % (m.group(1), m.group(2))
+    return "upstream %s" % run(["git", "log", "-1", "--format=%h (%cs)", ref], cwd=tree)[1].strip()
 
 
 def plural(n):
@@ -313,7 +456,7 @@ def load_results():
     return res
 
 
-def pristine_test(repo, work):
+def pristine_test(repo, work, target):
     """Build the series branch's tree and run upstream's make test."""
     src, obj = os.path.join(work, "test-src"), os.path.join(work, "test-obj")
     os.makedirs(src)
@@ -336,17 +479,24 @@ def pristine_test(repo, work):
     m = re.search(r"^upstream: (\d+) passed, (\d+) failed", out, re.M)
     when = time.strftime("%Y-%m-%d", time.gmtime())
     if rc == 0 and m:
-        return True, ("series/ applied to the pristine tarball builds (Debian's configure "
+        return True, ("series/ applied to " + target["where"] + " builds (Debian's configure "
                       "options, without LTO) and passes upstream's make test: %s passed, "
                       "%s failed (%s, %ds)." % (m.group(1), m.group(2), when, time.time() - t0))
-    return False, "series/ on the pristine tarball FAILED to %s (log: test.log)." % (
+    return False, "series/ on %s FAILED to %s (log: test.log)." % (target["where"],
         "pass upstream's make test" if m else "build")
 
 
 def main(argv):
-    test = False
-    if argv and argv[0] == "--test":
-        test, argv = True, argv[1:]
+    test, onto, fork_base = False, None, None
+    while argv and argv[0] in ("--test", "--onto", "--fork-base"):
+        if argv[0] == "--test":
+            test, argv = True, argv[1:]
+        elif len(argv) > 1 and argv[0] == "--onto":
+            onto, argv = os.path.abspath(argv[1]), argv[2:]
+        elif len(argv) > 1:
+            fork_base, argv = os.path.abspath(argv[1]), argv[2:]
+        else:
+            argv = []
     if len(argv) != 3:
         print(usage, file=sys.stderr)
         return 2
@@ -356,6 +506,21 @@ def main(argv):
     tarball = os.path.join(dl, pin["BASE_ORIG_FILE"])
     if not os.path.exists(tarball):
         sys.exit("make-upstream: error: no %s (run make base)" % tarball)
+    if onto:
+        if not os.path.isdir(os.path.join(onto, ".git")):
+            sys.exit("make-upstream: error: %s is not a git work tree "
+                     "(scripts/upstream-tree.sh writes one)" % onto)
+        name = onto_name(onto)
+        target = {"where": name, "short": name, "desc": name,
+                  "index": "Applies to %s: %s, tag upstream (the patches need no "
+                           "Debian patch)." % (name, onto)}
+    else:
+        target = {"where": "pristine %s" % version, "short": "Unbound %s" % version,
+                  "desc": "Unbound %s as released (the tarball, without any "
+                          "distribution's patches)" % version,
+                  "index": "Applies to Unbound %s as released: %s (sha256 %s), without "
+                           "Debian's patches." % (version, pin["BASE_ORIG_FILE"],
+                                                  pin["BASE_ORIG_SHA256"])}
     names = run([os.path.join(TOP, "scripts", "series.sh"), pdir])[1].split()
     # Read every patch first: patches/ may change while this runs.
     patches = []
@@ -396,7 +561,14 @@ def main(argv):
     os.makedirs(work)
     tmp = tempfile.mkdtemp(prefix="make-upstream.")
     try:
-        repo = Repo(os.path.join(work, "git"), tarball, version)
+        repo = Repo(os.path.join(work, "git"), tarball, version, onto)
+        rr_dir = os.path.join(TOP, "upstream-resolutions")
+        if onto and os.path.isdir(rr_dir):
+            repo.use_resolutions(rr_dir)
+        if fork_base:
+            for name in repo.add_fork_base(fork_base, patches, tmp):
+                warnings.append("%s does not apply to the fork's base (%s); its merge into "
+                                "the target has no preimage" % (name, fork_base))
         # 1. The series for upstream, in order, without fork-only patches.
         repo.git("checkout", "-q", "-b", "series", "upstream")
         status, after = {}, {}
@@ -404,7 +576,7 @@ def main(argv):
             if p.topic == FORK_ONLY:
                 continue
             status[p.name] = repo.apply(p, tmp)
-            if status[p.name][0] != "FAILED":
+            if status[p.name][0] not in ("FAILED", "present"):
                 after[p.name] = repo.head()
         # 2. Fork-only patches, on their own, only to report whether they
         # would apply without Debian's series.
@@ -420,7 +592,7 @@ def main(argv):
                 order.append(p.topic)
         topics = []
         for t in order:
-            tp = [p for p in patches if p.topic == t and status[p.name][0] != "FAILED"]
+            tp = [p for p in patches if p.topic == t and status[p.name][0] not in ("FAILED", "present")]
             info = {"name": t, "patches": tp, "standalone": True, "base": "upstream",
                     "ok": bool(tp), "fuzz": []}
             if tp:
@@ -431,7 +603,10 @@ def main(argv):
                     if hows[-1][0] == "FAILED":
                         break
                 info["fuzz"] = [(p.name, h[1]) for p, h in zip(tp, hows) if h[0] == "fuzz"]
-                if "FAILED" in [h[0] for h in hows]:
+                # on its own it needs fuzz, on the series it applies as it
+                # is: exported on the series, where it was made
+                series_exact = all(status[p.name][0] != "fuzz" for p in tp)
+                if "FAILED" in [h[0] for h in hows] or (info["fuzz"] and series_exact):
                     info["fuzz"] = []
                     first = tp[0].index
                     prev = [q for q in patches if q.index < first and q.name in after]
@@ -446,8 +621,8 @@ def main(argv):
 
         pristine = None
         if test and after:
-            print("make-upstream: building series/ on pristine %s and running make test" % version)
-            pristine = pristine_test(repo, work)
+            print("make-upstream: building series/ on %s and running make test" % target["where"])
+            pristine = pristine_test(repo, work, target)
             shutil.rmtree(os.path.join(work, "test-src"), ignore_errors=True)
             shutil.rmtree(os.path.join(work, "test-obj"), ignore_errors=True)
 
@@ -458,16 +633,26 @@ def main(argv):
         index_topics, n = [], 0
         for info in topics:
             t = info["name"]
+            if not info["ok"] and all(status[p.name][0] == "present" for p in patches
+                                      if p.topic == t):
+                index_topics.append("  %s: not exported, %s has its changes already" % (
+                    t, target["where"]))
+                continue
             if not info["ok"]:
                 index_topics.append("  %s: NOT EXPORTED (%s; see Problems)" % (t, (
-                    "none of its patches applies to pristine %s" % version) if not info["patches"]
+                    "none of its patches applies to %s" % target["where"]) if not info["patches"]
                     else "its patches do not apply in series order either"))
                 continue
             n += 1
             d = os.path.join(work, "topics", "%02d-%s" % (n, t))
             files = repo.export("%s..topic/%s" % (info["base"], t), d, cover=info["patches"][0].author)
-            title = cover_letter(os.path.join(d, files[0]), info, titles, tdocs, pristine, version)
-            where = "on pristine %s" % version if info["standalone"] else \
+            title = cover_letter(os.path.join(d, files[0]), info, titles, tdocs, pristine, version,
+                                 target)
+            if not info["standalone"]:
+                # what upstream-check.sh applies first: series/0001..N
+                with open(os.path.join(d, "NEEDS"), "w") as f:
+                    f.write("series %d\n" % len([q for q in info["needs"] if q.name in after]))
+            where = "on %s" % target["where"] if info["standalone"] else \
                 "on top of series/ patches 1..%d" % len(info["needs"])
             index_topics.append("  topics/%s/  %s (%s, applies %s)"
                                 % (os.path.basename(d), title, plural(len(info["patches"])), where))
@@ -475,23 +660,25 @@ def main(argv):
         problems = []
         for p in patches:
             how, detail = status[p.name]
+            if how == "present":
+                problems.append("%s: %s has its change already; left out" % (p.name, target["where"]))
             if how == "FAILED":
-                problems.append("%s does not apply to pristine %s without Debian's series (%s); "
-                                "left out%s" % (p.name, version, detail,
+                problems.append("%s does not apply to %s without Debian's series (%s); "
+                                "left out%s" % (p.name, target["where"], detail,
                                                 "" if p.topic == FORK_ONLY else " of series/ and its topic"))
             elif how == "fuzz":
-                problems.append("%s applies to pristine %s only with fuzz (patch -F3, %s): "
-                                "check the exported version" % (p.name, version, detail))
+                problems.append("%s applies to %s only with fuzz (patch -F3, %s): "
+                                "check the exported version" % (p.name, target["where"], detail))
         for info in topics:
             for name, detail in info["fuzz"]:
                 if status[name][0] != "fuzz":
                     problems.append("%s applies only with fuzz (patch -F3, %s) in topic %s's own "
                                     "set: check topics/*-%s" % (name, detail, info["name"], info["name"]))
             if info["ok"] and not info["standalone"]:
-                problems.append("topic %s does not apply to pristine %s on its own; it is exported on "
-                                "top of the series' patches before it" % (info["name"], version))
+                problems.append("topic %s does not apply to %s on its own; it is exported on "
+                                "top of the series' patches before it" % (info["name"], target["where"]))
 
-        write_index(work, version, pin, patches, status, index_topics, problems, warnings, pristine)
+        write_index(work, target, patches, status, index_topics, problems, warnings, pristine)
         # Replace OUTDIR only now.
         shutil.rmtree(out, ignore_errors=True)
         os.rename(work, out)
@@ -510,7 +697,7 @@ def main(argv):
     return 0 if pristine is None or pristine[0] else 1
 
 
-def cover_letter(path, info, titles, tdocs, pristine, version):
+def cover_letter(path, info, titles, tdocs, pristine, version, target):
     """Fill in git's cover letter template for one topic; returns the title."""
     t, tp = info["name"], info["patches"]
     docs = [os.path.join(TOP, d) for d in tdocs.get(t, [])]
@@ -536,13 +723,12 @@ def cover_letter(path, info, titles, tdocs, pristine, version):
     if not title:
         title = tp[0].subject if len(tp) == 1 else t
     if info["standalone"]:
-        b = wrap("These %s apply to Unbound %s as released (the tarball, without any "
-                 "distribution's patches), each with its doc/Changelog entry."
-                 % (plural(len(tp)), version))
+        b = wrap("These %s apply to %s, each with its doc/Changelog entry."
+                 % (plural(len(tp)), target["desc"]))
     else:
-        b = wrap("These %s apply to Unbound %s on top of the earlier patches of the "
+        b = wrap("These %s apply to %s on top of the earlier patches of the "
                  "series (series/0001..%04d), each with its doc/Changelog entry."
-                 % (plural(len(tp)), version, len(info["needs"])))
+                 % (plural(len(tp)), target["short"], len(info["needs"])))
     b += ["", "What and why", "============", ""]
     for i, p in enumerate(tp, 1):
         b += ["[%d/%d] %s" % (i, len(tp), p.subject), ""]
@@ -597,22 +783,23 @@ def cover_letter(path, info, titles, tdocs, pristine, version):
     return title
 
 
-def write_index(work, version, pin, patches, status, index_topics, problems, warnings, pristine):
+def write_index(work, target, patches, status, index_topics, problems, warnings, pristine):
     """build/upstream/README: what is where, and what went wrong."""
     L = ["Unbound Steady: submission set for upstream Unbound",
          "",
          "Generated by make upstream on %s from patches/series (%d patches)."
          % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), len(patches)),
-         "Applies to Unbound %s as released: %s (sha256 %s), without Debian's patches."
-         % (version, pin["BASE_ORIG_FILE"], pin["BASE_ORIG_SHA256"]),
+         target["index"],
          "",
-         "series/   every patch meant for upstream, in order: on a tree of Unbound %s," % version,
+         "series/   every patch meant for upstream, in order: on a tree of %s," % target["short"],
          "          git am build/upstream/series/*.patch",
          "topics/   one set per topic, for one submission each: a cover letter",
          "          (0000-cover-letter.patch: what, why, measured effect, how tested,",
-         "          doc/Changelog entries) and its patches",
-         "git/      the tree they come from: tag upstream (the tarball), branches",
-         "          series, topic/NAME, fork-only",
+         "          doc/Changelog entries) and its patches; NEEDS, if there, says",
+         "          how many patches of series/ go first",
+         "git/      the tree they come from: tag upstream, branches",
+         "          series, topic/NAME, fork-only (and fork-base: the series",
+         "          on the fork's base, whose blobs the merges use)",
          "",
          "Topics:"]
     L += index_topics or ["  (none)"]

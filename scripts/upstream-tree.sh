@@ -5,11 +5,20 @@
 # file at the same path there has the same blob id; else it is listed
 # and the script fails. OUTDIR becomes a git work tree with one commit,
 # tagged "upstream", named after REF's commit, for git am / format-patch.
-usage="usage: upstream-tree.sh GITDIR REF OUTDIR [FILLDIR]"
+#
+# With RELEASE_TAG and RELEASE_TARBALL, the changes of a release made
+# after REF branched off (e.g. a security release, whose tarball is
+# published before its branch is merged into master) are merged in: the
+# files of the tarball that RELEASE_TAG's tree has (the release before
+# it) go into a commit of that tree and one of the tarball, which is
+# cherry-picked onto REF's tree; tag "upstream" is then the result, and
+# "upstream-ref" REF's tree. A conflict fails the script.
+usage="usage: upstream-tree.sh GITDIR REF OUTDIR [FILLDIR [RELEASE_TAG RELEASE_TARBALL]]"
 
 set -eu
-[ $# -ge 3 ] && [ $# -le 4 ] || { echo "$usage" >&2; exit 2; }
-gitdir=$1 ref=$2 out=$3 fill=${4:-}
+[ $# -eq 3 ] || [ $# -eq 4 ] || [ $# -eq 6 ] || { echo "$usage" >&2; exit 2; }
+gitdir=$1 ref=$2 out=$3 fill=${4:-} rtag=${5:-} rtar=${6:-}
+[ -z "$rtar" ] || rtar=$(cd "$(dirname "$rtar")" && pwd)/$(basename "$rtar")
 commit=$(git -C "$gitdir" rev-parse --verify "$ref^{commit}")
 [ ! -e "$out" ] || { echo "upstream-tree: $out exists" >&2; exit 1; }
 mkdir -p "$out"
@@ -41,4 +50,43 @@ git add -A
 git -c user.name=upstream -c user.email=upstream@invalid commit -q \
 	-m "upstream $(git -C "$gitdir" log -1 --format='%h %cs: %s' "$commit")"
 git tag upstream
+if [ -n "$rtag" ]; then
+	rel=$(mktemp -d "${TMPDIR:-/tmp}/upstream-tree.XXXXXX")
+	trap 'rm -rf "$rel"' EXIT
+	mkdir "$rel/tar"
+	tar -xzf "$rtar" -C "$rel/tar" --strip-components=1
+	git -C "$gitdir" ls-tree -r "$rtag^{commit}" > "$rel/lstree"
+	git checkout -q --orphan release-base
+	git rm -rqf .
+	# the release tag's files that the tarball has (it also has the
+	# generated parser, which git does not)
+	while read -r mode type sha path; do
+		[ "$type" = blob ] && [ -f "$rel/tar/$path" ] || continue
+		mkdir -p "$(dirname "$path")"
+		if ! git -C "$gitdir" cat-file blob "$sha" > "$path" 2>/dev/null; then
+			[ "$(git hash-object "$rel/tar/$path")" = "$sha" ] || {
+				echo "upstream-tree: $rtag:$path: blob $sha absent" >&2; exit 1; }
+			cp "$rel/tar/$path" "$path"
+		fi
+		echo "$path" >> "$rel/paths"
+	done < "$rel/lstree"
+	git add -A
+	git -c user.name=upstream -c user.email=upstream@invalid commit -q -m "$rtag"
+	while read -r path; do cp "$rel/tar/$path" "$path"; done < "$rel/paths"
+	git add -A
+	git -c user.name=upstream -c user.email=upstream@invalid commit -q \
+		-m "$(basename "$rtar"): its changes since $rtag"
+	git checkout -q -B upstream-merged upstream
+	if ! git -c user.name=upstream -c user.email=upstream@invalid cherry-pick release-base \
+		> "$rel/pick.log" 2>&1; then
+		cat "$rel/pick.log" >&2
+		echo "upstream-tree: $(basename "$rtar") does not merge into $ref" >&2
+		exit 1
+	fi
+	git -c user.name=upstream -c user.email=upstream@invalid commit -q --amend \
+		-m "upstream $(git -C "$gitdir" log -1 --format='%h %cs' "$commit") with $(basename "$rtar") merged: its changes since $rtag"
+	git tag upstream-ref upstream
+	git tag -f upstream HEAD > /dev/null
+	git branch -q -D release-base
+fi
 echo "$commit"

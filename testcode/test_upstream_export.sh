@@ -141,5 +141,43 @@ check "doc/Changelog after series/ is one block with the 5 entries" sh -c "
 	git add -A -f . && git commit -q -m u && git am -q '$out'/series/*.patch &&
 	printf '22 November 2026: Test\n\t- Alpha one.\n\t- Alpha two.\n\t- Gamma.\n\t- Delta.\n\t- No topic.\n\n' > ../want2 &&
 	head -n 7 doc/Changelog | cmp -s - ../want2"
+
+# --onto: the same series onto an upstream tree (as scripts/upstream-tree.sh
+# writes one) that has the change of "Alpha one" already, with the fork's
+# base for the merges.
+mkdir "$tmp/onto"
+tar -xzf "$dl/$BASE_ORIG_FILE" -C "$tmp/onto" --strip-components=1
+printf '\nAlpha one.\n' >> "$tmp/onto/doc/FEATURES"
+(cd "$tmp/onto" && git init -q && git add -A -f . &&
+	git commit -q -m "upstream 0123abc 2026-01-01: a test tree" && git tag upstream)
+CHECK_RESULTS=/nonexistent "$top/scripts/make-upstream.py" --onto "$tmp/onto" --fork-base "$base" \
+	"$dl" "$tmp/patches" "$tmp/out2" > "$tmp/out2.log" 2>&1
+rc=$?
+cat "$tmp/out2.log"
+out2=$tmp/out2
+check "--onto: the export succeeds" [ $rc -eq 0 ]
+check "--onto: the README names the tree" grep -q "^Applies to upstream 0123abc (2026-01-01): " "$out2/README"
+check "--onto: a patch whose change the tree has is named and left out" \
+	sh -c "grep -q '^make-upstream: present   0002-Alpha-one.patch' '$tmp/out2.log' &&
+		! grep -rq 'Subject: .*Alpha one' '$out2/series'"
+check "--onto: git/ has the fork's base and the 7 patches on it (branch fork-base), for the merges" \
+	[ "$(git -C "$out2/git" rev-list --count fork-base)" -eq 8 ]
+check "--onto: a topic exported on the series says how much of it in NEEDS" \
+	sh -c "cat '$out2'/topics/*-gamma/NEEDS | grep -qx 'series [0-9]*'"
+# apply_sets: series/, and every topic set after the series/ patches
+# its NEEDS names, apply with git am to a clone of the tree
+apply_sets() {
+	rm -rf "$tmp/o2" && git clone -q "$tmp/onto" "$tmp/o2" && cd "$tmp/o2" || return 1
+	git am -q "$out2"/series/*.patch || return 1
+	for set_dir in "$out2"/topics/*/; do
+		n=0
+		[ ! -f "$set_dir/NEEDS" ] || n=$(sed -n 's/^series //p' "$set_dir/NEEDS")
+		git checkout -q -f upstream &&
+			git am -q $(ls "$out2"/series/*.patch | head -n "$n") \
+				$(ls "$set_dir"*.patch | grep -v cover-letter) || return 1
+	done
+	cd "$top"
+}
+check "--onto: series/ and each topic set (after its NEEDS) apply with git am to the tree" apply_sets
 [ $fails -eq 0 ] && { echo "test_upstream_export: ok"; exit 0; }
 echo "test_upstream_export: $fails check(s) failed"; exit 1
