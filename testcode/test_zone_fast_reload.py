@@ -32,8 +32,9 @@ import tempfile
 import threading
 import time
 
-from harness.zone import (Primary, Secondary, build_preload, checker,
-                          notify, soa_serial, verdict, wait_for, write_zone)
+from harness.zone import (Primary, Secondary, SoaPoller, build_preload,
+                          checker, notify, sanitizer_reports, verdict,
+                          wait_for, write_zone)
 
 # fwrite()s per sleep of the shim; the zonefile writer does about one per RR
 EVERY = 100
@@ -61,25 +62,6 @@ def new_config(text, sec, rundir):
             '\tzonefile: "%s"' % sec.zonefile(NEW),
             "\tfor-downstream: yes", "\tfor-upstream: yes", "\tfallback-enabled: no"]
     return "\n".join(out) + "\n"
-
-
-class Poller(threading.Thread):
-    """Queries the SOA of KEEP every few ms and records the answers."""
-
-    def __init__(self, port):
-        super().__init__(daemon=True)
-        self.port = port
-        self.rows = []
-        self.done = threading.Event()
-
-    def run(self):
-        while not self.done.is_set():
-            self.rows.append((time.monotonic(), soa_serial(self.port, KEEP, timeout=0.2)))
-            time.sleep(0.005)
-
-    def stop(self):
-        self.done.set()
-        self.join()
 
 
 def main():
@@ -133,7 +115,7 @@ def main():
             rl = threading.Thread(target=reload_keep, daemon=True)
             rl.start()
             time.sleep(0.3)
-            poller = Poller(sec.port)
+            poller = SoaPoller(sec.port, [KEEP], timeout=0.2, pause=0.005)
             poller.start()
             with open(sec.conf) as f:
                 text = f.read()
@@ -159,7 +141,7 @@ def main():
                   "the added %s is transferred and answered (%s)" % (NEW, sec.serial(NEW)))
             check(sec.serial(GONE) is None, "the removed %s is not answered" % GONE)
             poller.stop()
-            served = [s for _, s in poller.rows]
+            served = poller.serials(KEEP)
             print("%s served around fast_reload: %d queries, serials %s, %d without "
                   "an answer" % (KEEP, len(served), sorted({s for s in served if s}),
                                  served.count(None)))
@@ -176,7 +158,7 @@ def main():
             prim.stop()
             log = sec.read_log()
         check(rc == 0, "unbound exit status %s" % rc)
-        bad = [l for l in log.splitlines() if "Sanitizer" in l or "runtime error" in l]
+        bad = sanitizer_reports(log)
         check(not bad, "no sanitizer report in the log%s" % (": " + bad[0] if bad else ""))
         if fails:
             print(log[-4000:])

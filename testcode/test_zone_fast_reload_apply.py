@@ -20,7 +20,14 @@ that the apply ends while unbound-control fast_reload runs:
   that wait; the write ends, fast_reload reads, the apply is held;
 - with --apply-first, before fast_reload read the zonefile, but with
   its zonefile write queued behind fast_reload's wait, and held while
-  fast_reload reads (serial 2 is served meanwhile).
+  fast_reload reads (serial 2 is served meanwhile);
+- with --queued-apply, the apply of a third zone, THIRD, is held (as
+  ZONE's by default), and ZONE's apply is queued behind it when
+  fast_reload replaces the zones, which gives ZONE another list of
+  primaries: fast_reload stops ZONE's transfer with its apply still
+  queued, and the apply is not run (it is for the replaced zones). The
+  transfer of serial 3 after it makes a new apply for ZONE's transfer;
+  the one left must not leak (an ASan build reports that at exit).
 
 Checks: fast_reload answers ok; ZONE answers serial 2 within --wait
 seconds afterwards, and its zonefile is serial 2; a transfer of serial 3
@@ -29,7 +36,7 @@ answered serial 2 it never answers serial 1; unbound stops with exit
 status 0; with a sanitizer build, its log has no sanitizer report.
 
 usage: test_zone_fast_reload_apply.py BUILDDIR [--nopause] [--apply-first]
-                                      [--wait S]"""
+                                      [--queued-apply] [--wait S]"""
 
 import argparse
 import os
@@ -38,37 +45,18 @@ import tempfile
 import threading
 import time
 
-from harness.zone import (Primary, Secondary, build_preload, checker,
-                          file_serial, notify, shim_log_lines, soa_serial,
-                          struct_size, verdict, wait_for, write_zone,
-                          zone_text)
+from harness.zone import (Primary, Secondary, SoaPoller, build_preload,
+                          checker, file_serial, notify, sanitizer_reports,
+                          shim_log_lines, struct_size, verdict, wait_for,
+                          write_zone, zone_text)
 
-ZONE, OTHER = "applied.example.", "other.example."
+ZONE, OTHER, THIRD = "applied.example.", "other.example.", "third.example."
 # names per zone: the held write is at its 1000th fwrite (about one per RR)
 N = 3000
 # the TXT RRset of ZONE's serial 2, whose packed data is a calloc of a
 # size of its own (as in test_zone_inplace_lock.py)
 STRINGS = 37
 RDATA_LEN = 2 + STRINGS * 201
-
-
-class Poller(threading.Thread):
-    """Queries the SOA of a zone every few ms and records the serials."""
-
-    def __init__(self, port, zone):
-        super().__init__(daemon=True)
-        self.port, self.zone = port, zone
-        self.serials = []
-        self.done = threading.Event()
-
-    def run(self):
-        while not self.done.is_set():
-            self.serials.append(soa_serial(self.port, self.zone, timeout=0.2))
-            time.sleep(0.005)
-
-    def stop(self):
-        self.done.set()
-        self.join()
 
 
 def main():
@@ -78,6 +66,9 @@ def main():
     ap.add_argument("--apply-first", action="store_true",
                     help="the apply is held when fast_reload starts, and the "
                     "zonefile write after it")
+    ap.add_argument("--queued-apply", action="store_true",
+                    help="ZONE's apply is still queued when fast_reload "
+                    "replaces the zones, and ZONE has new primaries")
     ap.add_argument("--wait", type=float, default=10.0,
                     help="how long ZONE may take to answer serial 2 after "
                     "fast_reload")
@@ -90,24 +81,27 @@ def main():
         hold_write = os.path.join(tmp, "hold.write")
         hold_apply = os.path.join(tmp, "hold.calloc")
         shimlog = os.path.join(tmp, "shim.log")
-        prim = Primary(os.path.join(tmp, "nsd"), [ZONE, OTHER])
-        for z in (ZONE, OTHER):
+        zones = [ZONE, OTHER] + ([THIRD] if a.queued_apply else [])
+        # the zone whose apply the calloc hold holds
+        held_zone = THIRD if a.queued_apply else ZONE
+        prim = Primary(os.path.join(tmp, "nsd"), zones)
+        for z in zones:
             write_zone(prim.zonefile(z), z, 1, N)
         sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
-                        [ZONE, OTHER], io_thread=True, verbosity=3)
+                        zones, io_thread=True, verbosity=3)
         wrapper = ["env", "LD_PRELOAD=" + shim,
                    "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1",
                    "STEADY_HOLD=" + hold_write, "STEADY_HOLD_CALLOC=" + hold_apply,
                    "STEADY_HOLD_SIZE=%d" % size, "STEADY_OOM_LOG=" + shimlog]
-        prim.start({ZONE: 1, OTHER: 1})
+        prim.start({z: 1 for z in zones})
         poller, reload_out, rc = None, {}, None
         try:
             sec.start(wrapper=wrapper)
-            for z in (ZONE, OTHER):
+            for z in zones:
                 if not sec.wait_serial(z, 1):
                     check(False, "%s: serial 1 served and written" % z)
                     raise StopIteration
-            poller = Poller(sec.port, ZONE)
+            poller = SoaPoller(sec.port, [ZONE], timeout=0.2, pause=0.005)
             poller.start()
 
             def fast_reload():
@@ -117,19 +111,54 @@ def main():
                 reload_out["out"] = r.stdout + r.stderr
             fr = threading.Thread(target=fast_reload, daemon=True)
 
-            def transfer_zone_serial2():
+            def transfer_zone_serial2(zone=ZONE):
                 open(hold_apply, "w").close()
-                with open(prim.zonefile(ZONE), "w") as f:
-                    f.write(zone_text(ZONE, 2, N) + "held IN TXT %s\n" % " ".join(
+                with open(prim.zonefile(zone), "w") as f:
+                    f.write(zone_text(zone, 2, N) + "held IN TXT %s\n" % " ".join(
                         ["\"%s\"" % ("x" * 200)] * STRINGS))
-                prim.reload({ZONE: 2})
-                notify(sec.port, ZONE)
+                prim.reload({zone: 2})
+                notify(sec.port, zone)
+
+            def hold_write_of_other():
+                open(hold_write, "w").close()
+                write_zone(prim.zonefile(OTHER), OTHER, 2, N)
+                prim.reload({OTHER: 2})
+                notify(sec.port, OTHER)
+                held("hold /", "the zonefile write of %s serial 2 was held" % OTHER)
 
             def held(prefix, what):
                 if not wait_for(lambda: shim_log_lines(shimlog, prefix), 30):
                     check(False, what)
                     raise StopIteration
-            if a.apply_first:
+            if a.queued_apply:
+                # the I/O thread is held in OTHER's zonefile write, with
+                # fast_reload's wait for the writes queued behind it, then
+                # THIRD's apply (to be held), then ZONE's apply. fast_reload
+                # gives ZONE another list of primaries.
+                hold_write_of_other()
+                with open(sec.conf) as f:
+                    text = f.read()
+                with open(sec.conf, "w") as f:
+                    f.write(text.replace('\tname: "%s"\n' % ZONE, '\tname: "%s"\n'
+                                         '\tprimary: 127.0.0.1@%d\n' % (ZONE, prim.port)))
+                fr.start()
+                time.sleep(1.0)
+                transfer_zone_serial2(THIRD)
+                time.sleep(1.0)
+                write_zone(prim.zonefile(ZONE), ZONE, 2, N)
+                prim.reload({ZONE: 2})
+                notify(sec.port, ZONE)
+                time.sleep(2.0)
+                # the write goes on, fast_reload reads the zonefiles, the
+                # thread is held in THIRD's apply, and fast_reload waits
+                # for it to replace the zones; ZONE's apply is queued
+                os.unlink(hold_write)
+                held("hold calloc", "the apply of %s serial 2 reached the held "
+                     "calloc (size %d)" % (THIRD, size))
+                time.sleep(2.0)
+                check(fr.is_alive(), "fast_reload waits while the apply is held")
+                os.unlink(hold_apply)
+            elif a.apply_first:
                 # the apply of ZONE's serial 2 is held; fast_reload's wait
                 # for the queued writes is queued behind it
                 transfer_zone_serial2()
@@ -148,11 +177,7 @@ def main():
                 os.unlink(hold_write)
             else:
                 # the I/O thread is held in OTHER's zonefile write
-                open(hold_write, "w").close()
-                write_zone(prim.zonefile(OTHER), OTHER, 2, N)
-                prim.reload({OTHER: 2})
-                notify(sec.port, OTHER)
-                held("hold /", "the zonefile write of %s serial 2 was held" % OTHER)
+                hold_write_of_other()
                 fr.start()
                 # fast_reload now waits for the held write; ZONE's serial 2
                 # is transferred, and its apply queued behind that wait
@@ -189,10 +214,13 @@ def main():
             check(sec.wait_serial(ZONE, 3, timeout=a.wait),
                   "serial 3 of %s is transferred after fast_reload (%s)"
                   % (ZONE, sec.serial(ZONE)))
+            if a.queued_apply:
+                check(sec.serial(THIRD) == 2, "%s answers serial 2 (%s)"
+                      % (THIRD, sec.serial(THIRD)))
             check("fast_reload read it" in sec.read_log(),
                   "unbound logs that it kept the serial served")
             poller.stop()
-            served = [s for s in poller.serials if s is not None]
+            served = [s for s in poller.serials(ZONE) if s is not None]
             print("%s served around fast_reload: %d answers, serials in order of "
                   "change %s" % (ZONE, len(served),
                                  [s for i, s in enumerate(served)
@@ -213,7 +241,7 @@ def main():
             prim.stop()
             log = sec.read_log()
         check(rc == 0, "unbound exit status %s" % rc)
-        bad = [l for l in log.splitlines() if "Sanitizer" in l or "runtime error" in l]
+        bad = sanitizer_reports(log)
         check(not bad, "no sanitizer report in the log%s" % (": " + bad[0] if bad else ""))
         if fails:
             print(log[-4000:])

@@ -26,44 +26,18 @@ import re
 import signal
 import sys
 import tempfile
-import threading
 import time
 
 import dns.message
 import dns.query
 import dns.rdatatype
 
-from harness.zone import (Primary, Secondary, build_preload, check_zonefile,
-                      file_serial, notify, soa_serial, verdict, write_zone)
+from harness.zone import (Primary, Secondary, SoaPoller, build_preload,
+                          check_zonefile, file_serial, notify, verdict,
+                          write_zone)
 
 # fwrite()s per sleep of the shim; the zonefile writer does about one per RR
 EVERY = 100
-
-
-class SoaPoller(threading.Thread):
-    """Queries the SOA of every zone in turn, and records (time, zone,
-    serial or None) for every query."""
-
-    def __init__(self, port, zones):
-        super().__init__(daemon=True)
-        self.port, self.zones = port, zones
-        self.rows = []
-        self.done = threading.Event()
-
-    def run(self):
-        i = 0
-        while not self.done.is_set():
-            z = self.zones[i % len(self.zones)]
-            i += 1
-            s = soa_serial(self.port, z, timeout=0.1)
-            self.rows.append((time.monotonic(), z, s))
-            if s is None:
-                continue
-            time.sleep(0.003)
-
-    def stop(self):
-        self.done.set()
-        self.join()
 
 
 def host_address(port, name):

@@ -279,6 +279,44 @@ class SignedDelegation:
             f.write(text)
 
 
+class SoaPoller(threading.Thread):
+    """Queries the SOA of every zone in turn, a few ms apart, on
+    127.0.0.1:port, and records (time, zone, serial or None) for every
+    query, until stop(). A query that gets no answer is followed at once
+    by the next."""
+
+    def __init__(self, port, zones, timeout=0.1, pause=0.003):
+        super().__init__(daemon=True)
+        self.port, self.zones = port, zones
+        self.timeout, self.pause = timeout, pause
+        self.rows = []
+        self.done = threading.Event()
+
+    def run(self):
+        i = 0
+        while not self.done.is_set():
+            z = self.zones[i % len(self.zones)]
+            i += 1
+            s = soa_serial(self.port, z, timeout=self.timeout)
+            self.rows.append((time.monotonic(), z, s))
+            if s is None:
+                continue
+            time.sleep(self.pause)
+
+    def serials(self, zone):
+        """The serials answered for zone, in order (None: no answer)."""
+        return [s for _, z, s in self.rows if z == zone]
+
+    def stop(self):
+        self.done.set()
+        self.join()
+
+
+def sanitizer_reports(log):
+    """The lines of a log that report a sanitizer finding."""
+    return [l for l in log.splitlines() if "Sanitizer" in l or "runtime error" in l]
+
+
 def struct_size(builddir, name):
     """sizeof(struct name) in builddir's unbound, from its debug
     information (gdb)."""
