@@ -317,6 +317,14 @@ def sanitizer_reports(log):
     return [l for l in log.splitlines() if "Sanitizer" in l or "runtime error" in l]
 
 
+def check_clean_exit(check, rc, log):
+    """check (from checker()) that unbound exited with status 0 and that
+    its log has no sanitizer report."""
+    check(rc == 0, "unbound exit status %s" % rc)
+    bad = sanitizer_reports(log)
+    check(not bad, "no sanitizer report in the log%s" % (": " + bad[0] if bad else ""))
+
+
 def struct_size(builddir, name):
     """sizeof(struct name) in builddir's unbound, from its debug
     information (gdb)."""
