@@ -25,11 +25,17 @@
  *                       STEADY_HOLD_SIZE bytes waits until it is removed
  *                       (the caller is held in the middle of its work)
  *   STEADY_HOLD_SIZE    the size (nmemb*size) of the callocs to hold
+ *   STEADY_HOLD_DIGEST  a path: while it exists, an EVP_DigestUpdate() of
+ *                       exactly STEADY_HOLD_DIGEST_LEN bytes waits until
+ *                       it is removed (a ZONEMD hash is held at the rrset
+ *                       of that canonical length)
+ *   STEADY_HOLD_DIGEST_LEN  the length of the digest updates to hold
  *   STEADY_OOM_LOG      a file; a line is appended for every failed
  *                       allocation ("fail calloc 392", "fail strdup S")
  *                       and for a write that is held ("hold PATH") and
  *                       goes on ("release PATH"), likewise for a calloc
- *                       ("hold calloc N", "release calloc N")
+ *                       ("hold calloc N", "release calloc N") and a
+ *                       digest update ("hold digest N", "release digest N")
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -203,4 +209,26 @@ fwrite(const void* ptr, size_t size, size_t nmemb, FILE* f)
 		}
 	}
 	return real_fwrite(ptr, size, nmemb, f);
+}
+
+/* declared here, not from openssl's headers, so that the shim builds
+ * without them; the program's calls to libcrypto's come here first */
+int
+EVP_DigestUpdate(void* ctx, const void* d, size_t cnt)
+{
+	static int (*real_update)(void*, const void*, size_t);
+	const char* s = getenv("STEADY_HOLD_DIGEST_LEN");
+	if(!real_update)
+		real_update = (int(*)(void*, const void*, size_t))dlsym(
+			RTLD_NEXT, "EVP_DigestUpdate");
+	if(s && *s && cnt == strtoul(s, NULL, 10) &&
+		exists("STEADY_HOLD_DIGEST")) {
+		char b[32];
+		snprintf(b, sizeof(b), "%lu", (unsigned long)cnt);
+		note("hold digest", b);
+		while(exists("STEADY_HOLD_DIGEST"))
+			usleep(10000);
+		note("release digest", b);
+	}
+	return real_update(ctx, d, cnt);
 }

@@ -183,7 +183,7 @@ for t; do
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	# a transfer applied while fast_reload reads the zonefiles, after
 	# and before its comparison of the zones, with and without +p
-	zone-fast-reload-apply) run zone-fast-reload-apply sh -c 'for o in "" --nopause --apply-first "--apply-first --nopause" --queued-apply; do "$1" "$2/test_zone_fast_reload_apply.py" "$3" $o || exit 1; done' \
+	zone-fast-reload-apply) run zone-fast-reload-apply sh -c 'for o in "" --nopause --apply-first "--apply-first --nopause" --queued-apply --zonemd-hash "--zonemd-hash --nopause"; do "$1" "$2/test_zone_fast_reload_apply.py" "$3" $o || exit 1; done' \
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	zone-fast-reload-tsan) run zone-fast-reload-tsan env \
 		TSAN_OPTIONS="second_deadlock_stack=1 suppressions=$here/tsan-stock.supp" \

@@ -27,7 +27,14 @@ that the apply ends while unbound-control fast_reload runs:
   primaries: fast_reload stops ZONE's transfer with its apply still
   queued, and the apply is not run (it is for the replaced zones). The
   transfer of serial 3 after it makes a new apply for ZONE's transfer;
-  the one left must not leak (an ASan build reports that at exit).
+  the one left must not leak (an ASan build reports that at exit);
+- with --zonemd-hash (with the default order or --apply-first), the
+  apply is held in the middle of its ZONEMD hash instead, at the digest
+  update of the TXT RRset (STEADY_HOLD_DIGEST): zonemd-check: yes, and
+  serial 2 is signed with a ZONEMD by ldns-signzone; with no trust
+  anchor, the thread checks the hash in the apply. In the default order
+  fast_reload has read the zonefiles and waits for the hash to end
+  before it replaces the zones.
 
 Checks: fast_reload answers ok; ZONE answers serial 2 within --wait
 seconds afterwards, and its zonefile is serial 2; a transfer of serial 3
@@ -36,7 +43,8 @@ answered serial 2 it never answers serial 1; unbound stops with exit
 status 0; with a sanitizer build, its log has no sanitizer report.
 
 usage: test_zone_fast_reload_apply.py BUILDDIR [--nopause] [--apply-first]
-                                      [--queued-apply] [--wait S]"""
+                                      [--queued-apply] [--zonemd-hash]
+                                      [--wait S]"""
 
 import argparse
 import os
@@ -46,9 +54,10 @@ import threading
 import time
 
 from harness.zone import (Primary, Secondary, SoaPoller, build_preload,
-                          checker, file_serial, notify, check_clean_exit,
-                          shim_log_lines, struct_size, verdict, wait_for,
-                          write_zone, zone_text)
+                          checker, dnssec_keys, file_serial, notify,
+                          check_clean_exit, shim_log_lines, sign_zone,
+                          struct_size, verdict, wait_for, write_zone,
+                          zone_text)
 
 ZONE, OTHER, THIRD = "applied.example.", "other.example.", "third.example."
 # names per zone: the held write is at its 1000th fwrite (about one per RR)
@@ -57,6 +66,11 @@ N = 3000
 # size of its own (as in test_zone_inplace_lock.py)
 STRINGS = 37
 RDATA_LEN = 2 + STRINGS * 201
+# the canonical form of that RRset, which the ZONEMD hash digests in one
+# update: the owner held.applied.example. (22 octets), type, class, TTL,
+# rdlength (10) and the rdata (its strings, without RDATA_LEN's 2 octets
+# of rdlength)
+DIGEST_LEN = 22 + 10 + STRINGS * 201
 
 
 def main():
@@ -69,10 +83,14 @@ def main():
     ap.add_argument("--queued-apply", action="store_true",
                     help="ZONE's apply is still queued when fast_reload "
                     "replaces the zones, and ZONE has new primaries")
+    ap.add_argument("--zonemd-hash", action="store_true",
+                    help="as --apply-first, the apply held in its ZONEMD hash")
     ap.add_argument("--wait", type=float, default=10.0,
                     help="how long ZONE may take to answer serial 2 after "
                     "fast_reload")
     a = ap.parse_args()
+    if a.zonemd_hash and a.queued_apply:
+        ap.error("--zonemd-hash holds ZONE's apply, --queued-apply THIRD's")
     fails, check = checker()
     # packed_rrset_data, its one rr_len, rr_data and rr_ttl, the rdata
     size = struct_size(a.builddir, "packed_rrset_data") + 8 + 8 + 8 + RDATA_LEN
@@ -88,11 +106,25 @@ def main():
         for z in zones:
             write_zone(prim.zonefile(z), z, 1, N)
         sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
-                        zones, io_thread=True, verbosity=3)
+                        zones, io_thread=True, verbosity=3,
+                        zone_options=("zonemd-check: yes",) if a.zonemd_hash else ())
         wrapper = ["env", "LD_PRELOAD=" + shim,
                    "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1",
-                   "STEADY_HOLD=" + hold_write, "STEADY_HOLD_CALLOC=" + hold_apply,
-                   "STEADY_HOLD_SIZE=%d" % size, "STEADY_OOM_LOG=" + shimlog]
+                   "STEADY_HOLD=" + hold_write, "STEADY_OOM_LOG=" + shimlog]
+        if a.zonemd_hash:
+            wrapper += ["STEADY_HOLD_DIGEST=" + hold_apply,
+                        "STEADY_HOLD_DIGEST_LEN=%d" % DIGEST_LEN]
+            keys = dnssec_keys(tmp, ZONE)
+        else:
+            wrapper += ["STEADY_HOLD_CALLOC=" + hold_apply,
+                        "STEADY_HOLD_SIZE=%d" % size]
+        # what the shim logs when it holds the apply
+        hold_apply_log = "hold digest" if a.zonemd_hash else "hold calloc"
+        hold_apply_what = ("the ZONEMD hash of %s serial 2 reached the held "
+                           "digest update (%d octets)" % (ZONE, DIGEST_LEN)
+                           if a.zonemd_hash else
+                           "the apply of %s serial 2 reached the held calloc "
+                           "(size %d)" % (ZONE, size))
         prim.start({z: 1 for z in zones})
         poller, reload_out, rc = None, {}, None
         try:
@@ -113,9 +145,15 @@ def main():
 
             def transfer_zone_serial2(zone=ZONE):
                 open(hold_apply, "w").close()
-                with open(prim.zonefile(zone), "w") as f:
+                path = prim.zonefile(zone)
+                if a.zonemd_hash:
+                    path = os.path.join(tmp, "zonemd.zone")
+                with open(path, "w") as f:
                     f.write(zone_text(zone, 2, N) + "held IN TXT %s\n" % " ".join(
                         ["\"%s\"" % ("x" * 200)] * STRINGS))
+                if a.zonemd_hash:
+                    os.replace(sign_zone(path, zone, keys, zonemd=True),
+                               prim.zonefile(zone))
                 prim.reload({zone: 2})
                 notify(sec.port, zone)
 
@@ -162,8 +200,7 @@ def main():
                 # the apply of ZONE's serial 2 is held; fast_reload's wait
                 # for the queued writes is queued behind it
                 transfer_zone_serial2()
-                held("hold calloc", "the apply of %s serial 2 reached the held "
-                     "calloc (size %d)" % (ZONE, size))
+                held(hold_apply_log, hold_apply_what)
                 open(hold_write, "w").close()
                 fr.start()
                 time.sleep(1.0)
@@ -185,14 +222,13 @@ def main():
                 # names over loopback takes milliseconds)
                 transfer_zone_serial2()
                 time.sleep(2.0)
-                check(not shim_log_lines(shimlog, "hold calloc"),
+                check(not shim_log_lines(shimlog, hold_apply_log),
                       "the apply of %s serial 2 waits behind fast_reload's wait"
                       % ZONE)
                 # the write goes on; fast_reload reads the zonefiles while
                 # the apply of ZONE's serial 2 is held
                 os.unlink(hold_write)
-                held("hold calloc", "the apply of %s serial 2 reached the held "
-                     "calloc (size %d)" % (ZONE, size))
+                held(hold_apply_log, hold_apply_what)
                 check(fr.is_alive(), "fast_reload waits while the apply is held")
                 time.sleep(2.0)
                 os.unlink(hold_apply)
@@ -217,6 +253,10 @@ def main():
             if a.queued_apply:
                 check(sec.serial(THIRD) == 2, "%s answers serial 2 (%s)"
                       % (THIRD, sec.serial(THIRD)))
+            if a.zonemd_hash:
+                check(shim_log_lines(shimlog, "release digest"),
+                      "the ZONEMD hash was held while fast_reload ran, and "
+                      "went on")
             check("fast_reload read it" in sec.read_log(),
                   "unbound logs that it kept the serial served")
             poller.stop()
