@@ -88,6 +88,20 @@ note(const char* what, const char* arg)
 	close(fd);
 }
 
+/* wait while the trigger file named by env exists; logged as "hold KIND
+ * ARG" and "release KIND ARG" (KIND empty for a write: "hold PATH") */
+static void
+hold_while(const char* env, const char* kind, const char* arg)
+{
+	char what[32];
+	snprintf(what, sizeof(what), "hold%s", kind);
+	note(what, arg);
+	while(exists(env))
+		usleep(10000);
+	snprintf(what, sizeof(what), "release%s", kind);
+	note(what, arg);
+}
+
 /* true if this matching allocation is to fail */
 static int
 fail_now(const char* trigger, unsigned long* matched)
@@ -128,10 +142,7 @@ calloc(size_t nmemb, size_t size)
 		exists("STEADY_HOLD_CALLOC")) {
 		char b[32];
 		snprintf(b, sizeof(b), "%lu", (unsigned long)(nmemb*size));
-		note("hold calloc", b);
-		while(exists("STEADY_HOLD_CALLOC"))
-			usleep(10000);
-		note("release calloc", b);
+		hold_while("STEADY_HOLD_CALLOC", " calloc", b);
 	}
 	s = getenv("STEADY_OOM_SIZE");
 	if(s && *s && nmemb*size == strtoul(s, NULL, 10) &&
@@ -202,10 +213,7 @@ fwrite(const void* ptr, size_t size, size_t nmemb, FILE* f)
 		const char* at = getenv("STEADY_HOLD_AT");
 		if(++cur_count == (at ? strtoul(at, NULL, 10) : 1000) &&
 			exists("STEADY_HOLD")) {
-			note("hold", cur_name);
-			while(exists("STEADY_HOLD"))
-				usleep(10000);
-			note("release", cur_name);
+			hold_while("STEADY_HOLD", "", cur_name);
 		}
 	}
 	return real_fwrite(ptr, size, nmemb, f);
@@ -225,10 +233,7 @@ EVP_DigestUpdate(void* ctx, const void* d, size_t cnt)
 		exists("STEADY_HOLD_DIGEST")) {
 		char b[32];
 		snprintf(b, sizeof(b), "%lu", (unsigned long)cnt);
-		note("hold digest", b);
-		while(exists("STEADY_HOLD_DIGEST"))
-			usleep(10000);
-		note("release digest", b);
+		hold_while("STEADY_HOLD_DIGEST", " digest", b);
 	}
 	return real_update(ctx, d, cnt);
 }
