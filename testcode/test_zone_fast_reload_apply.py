@@ -34,7 +34,14 @@ that the apply ends while unbound-control fast_reload runs:
   serial 2 is signed with a ZONEMD by ldns-signzone; with no trust
   anchor, the thread checks the hash in the apply. In the default order
   fast_reload has read the zonefiles and waits for the hash to end
-  before it replaces the zones.
+  before it replaces the zones;
+- with --ixfr-copy (with the default order or --apply-first), Knot is
+  the primary instead of NSD, and ZONE's serial 2 comes as an IXFR that
+  changes more names than the I/O thread applies in place: the thread
+  copies the zone and applies the IXFR to the copy, and the calloc of
+  the TXT RRset that the IXFR adds is held, with the copy built and
+  half of the IXFR applied to it. The log must say that serial 2 was not
+  applied in place, and Knot's that it sent an IXFR.
 
 Checks: fast_reload answers ok; ZONE answers serial 2 within --wait
 seconds afterwards, and its zonefile is serial 2; a transfer of serial 3
@@ -44,16 +51,17 @@ status 0; with a sanitizer build, its log has no sanitizer report.
 
 usage: test_zone_fast_reload_apply.py BUILDDIR [--nopause] [--apply-first]
                                       [--queued-apply] [--zonemd-hash]
-                                      [--wait S]"""
+                                      [--ixfr-copy] [--wait S]"""
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import threading
 import time
 
-from harness.zone import (Primary, Secondary, SoaPoller, build_preload,
+from harness.zone import (KnotPrimary, Primary, Secondary, SoaPoller, build_preload,
                           checker, dnssec_keys, file_serial, notify,
                           check_clean_exit, shim_log_lines, sign_zone,
                           struct_size, verdict, wait_for, write_zone,
@@ -71,6 +79,10 @@ RDATA_LEN = 2 + STRINGS * 201
 # rdlength (10) and the rdata (its strings, without RDATA_LEN's 2 octets
 # of rdlength)
 DIGEST_LEN = 22 + 10 + STRINGS * 201
+# --ixfr-copy: the names whose address changes between two serials, two
+# RRs each: 1200 RRs, more than the 1000 and the eighth of N names that
+# the I/O thread applies in place
+IXFR_VARY = 600
 
 
 def main():
@@ -85,12 +97,19 @@ def main():
                     "replaces the zones, and ZONE has new primaries")
     ap.add_argument("--zonemd-hash", action="store_true",
                     help="as --apply-first, the apply held in its ZONEMD hash")
+    ap.add_argument("--ixfr-copy", action="store_true",
+                    help="Knot sends serial 2 as an IXFR that is applied to "
+                    "a copy of the zone, held half way")
     ap.add_argument("--wait", type=float, default=10.0,
                     help="how long ZONE may take to answer serial 2 after "
                     "fast_reload")
     a = ap.parse_args()
     if a.zonemd_hash and a.queued_apply:
         ap.error("--zonemd-hash holds ZONE's apply, --queued-apply THIRD's")
+    if a.ixfr_copy and (a.queued_apply or a.zonemd_hash):
+        ap.error("--ixfr-copy goes with the default order or --apply-first")
+    # with --ixfr-copy the serials differ in IXFR_VARY names, not all
+    shape = {"fixed": True, "vary": IXFR_VARY} if a.ixfr_copy else {}
     fails, check = checker()
     # packed_rrset_data, its one rr_len, rr_data and rr_ttl, the rdata
     size = struct_size(a.builddir, "packed_rrset_data") + 8 + 8 + 8 + RDATA_LEN
@@ -102,9 +121,10 @@ def main():
         zones = [ZONE, OTHER] + ([THIRD] if a.queued_apply else [])
         # the zone whose apply the calloc hold holds
         held_zone = THIRD if a.queued_apply else ZONE
-        prim = Primary(os.path.join(tmp, "nsd"), zones)
+        prim = (KnotPrimary(os.path.join(tmp, "knot"), zones) if a.ixfr_copy
+                else Primary(os.path.join(tmp, "nsd"), zones))
         for z in zones:
-            write_zone(prim.zonefile(z), z, 1, N)
+            write_zone(prim.zonefile(z), z, 1, N, **shape)
         sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
                         zones, io_thread=True, verbosity=3,
                         zone_options=("zonemd-check: yes",) if a.zonemd_hash else ())
@@ -123,8 +143,9 @@ def main():
         hold_apply_what = ("the ZONEMD hash of %s serial 2 reached the held "
                            "digest update (%d octets)" % (ZONE, DIGEST_LEN)
                            if a.zonemd_hash else
-                           "the apply of %s serial 2 reached the held calloc "
-                           "(size %d)" % (ZONE, size))
+                           "the apply of %s serial 2 %sreached the held calloc "
+                           "(size %d)" % (ZONE, "to a copy of the zone "
+                                          if a.ixfr_copy else "", size))
         prim.start({z: 1 for z in zones})
         poller, reload_out, rc = None, {}, None
         try:
@@ -149,7 +170,7 @@ def main():
                 if a.zonemd_hash:
                     path = os.path.join(tmp, "zonemd.zone")
                 with open(path, "w") as f:
-                    f.write(zone_text(zone, 2, N) + "held IN TXT %s\n" % " ".join(
+                    f.write(zone_text(zone, 2, N, **shape) + "held IN TXT %s\n" % " ".join(
                         ["\"%s\"" % ("x" * 200)] * STRINGS))
                 if a.zonemd_hash:
                     os.replace(sign_zone(path, zone, keys, zonemd=True),
@@ -159,7 +180,7 @@ def main():
 
             def hold_write_of_other():
                 open(hold_write, "w").close()
-                write_zone(prim.zonefile(OTHER), OTHER, 2, N)
+                write_zone(prim.zonefile(OTHER), OTHER, 2, N, **shape)
                 prim.reload({OTHER: 2})
                 notify(sec.port, OTHER)
                 held("hold /", "the zonefile write of %s serial 2 was held" % OTHER)
@@ -244,7 +265,7 @@ def main():
                   "the zonefile of %s is serial 2 (%s)"
                   % (ZONE, file_serial(sec.zonefile(ZONE))))
             # the zone's transfers go on after fast_reload
-            write_zone(prim.zonefile(ZONE), ZONE, 3, N)
+            write_zone(prim.zonefile(ZONE), ZONE, 3, N, **shape)
             prim.reload({ZONE: 3})
             notify(sec.port, ZONE)
             check(sec.wait_serial(ZONE, 3, timeout=a.wait),
@@ -259,6 +280,16 @@ def main():
                       "went on")
             check("fast_reload read it" in sec.read_log(),
                   "unbound logs that it kept the serial served")
+            if a.ixfr_copy:
+                m = re.search(r"auth zone %s updated to serial 2( \(IXFR "
+                              r"applied in place\))?$" % re.escape(ZONE),
+                              sec.read_log(), re.M)
+                check(m and not m.group(1), "serial 2 of %s was applied to a "
+                      "copy of the zone (%s)" % (ZONE, m and m.group(0)))
+                with open(os.path.join(prim.dir, "knot.log")) as f:
+                    ixfrs = [line for line in f if ZONE.rstrip(".") in line
+                             and "IXFR, outgoing" in line and "started" in line]
+                check(ixfrs, "Knot sent %s an IXFR" % ZONE)
             poller.stop()
             served = [s for s in poller.serials(ZONE) if s is not None]
             print("%s served around fast_reload: %d answers, serials in order of "
