@@ -186,14 +186,14 @@ for t; do
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	# a transfer applied while fast_reload reads the zonefiles, after
 	# and before its comparison of the zones, with and without +p
-	zone-fast-reload-apply) run zone-fast-reload-apply sh -c 'for o in "" --nopause --apply-first "--apply-first --nopause" --queued-apply --zonemd-hash "--zonemd-hash --nopause" --ixfr-copy "--ixfr-copy --nopause" "--ixfr-copy --apply-first"; do "$1" "$2/test_zone_fast_reload_apply.py" "$3" $o || exit 1; done' \
+	zone-fast-reload-apply) run zone-fast-reload-apply sh -c 'for o in "" --nopause --apply-first "--apply-first --nopause --zone-set" --queued-apply --zonemd-hash "--zonemd-hash --nopause --zone-set" "--ixfr-copy --zone-set" "--ixfr-copy --nopause" "--ixfr-copy --apply-first"; do "$1" "$2/test_zone_fast_reload_apply.py" "$3" $o || exit 1; done' \
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	# and the held write, apply, IXFR copy and ZONEMD hash of the apply
 	# test, under TSan too
 	zone-fast-reload-tsan) run zone-fast-reload-tsan env \
 		TSAN_OPTIONS="second_deadlock_stack=1 suppressions=$here/tsan-stock.supp" \
 		sh -c '"$1" "$2/test_zone_fast_reload.py" "$3" || exit 1
-		for o in "" --apply-first --ixfr-copy --zonemd-hash; do
+		for o in "" --apply-first "--ixfr-copy --zone-set" --zonemd-hash; do
 			"$1" "$2/test_zone_fast_reload_apply.py" "$3" $o || exit 1; done' \
 		sh "$PYTHON" "$here" "$top/build/fork-tsan" ;;
 	zone-rpz-full-transfer) run zone-rpz-full-transfer sh -c 'for m in yes no; do "$1" "$2/test_zone_rpz_full_transfer.py" "$3" --io-thread $m || exit 1; done; "$1" "$2/test_zone_rpz_full_transfer.py" "$3" --names 2000 --replace 1100' \

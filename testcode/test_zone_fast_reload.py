@@ -33,35 +33,12 @@ import threading
 import time
 
 from harness.zone import (Primary, Secondary, SoaPoller, build_preload,
-                          checker, notify, check_clean_exit, verdict,
-                          wait_for, write_zone)
+                          changed_zone_set, checker, notify, check_clean_exit,
+                          verdict, wait_for, write_zone)
 
 # fwrite()s per sleep of the shim; the zonefile writer does about one per RR
 EVERY = 100
 KEEP, GONE, CHANGE, NEW = "keep.example.", "gone.example.", "change.example.", "new.example."
-
-
-def new_config(text, sec, rundir):
-    """The configuration after fast_reload: without GONE, CHANGE with
-    another zonefile, with NEW."""
-    out, skip = [], False
-    for line in text.splitlines():
-        if line.startswith("auth-zone:"):
-            skip = False
-        if line.strip() == 'name: "%s"' % GONE:
-            # drop the clause: its "auth-zone:" line is the last one out
-            out.pop()
-            skip = True
-        if skip:
-            continue
-        if line.strip() == 'zonefile: "%s"' % sec.zonefile(CHANGE):
-            line = '\tzonefile: "%s"' % os.path.join(rundir, "change-2.zone")
-        out.append(line)
-    primary = [l for l in text.splitlines() if l.strip().startswith("primary:")][0]
-    out += ["auth-zone:", '\tname: "%s"' % NEW, primary,
-            '\tzonefile: "%s"' % sec.zonefile(NEW),
-            "\tfor-downstream: yes", "\tfor-upstream: yes", "\tfallback-enabled: no"]
-    return "\n".join(out) + "\n"
 
 
 def main():
@@ -120,7 +97,8 @@ def main():
             with open(sec.conf) as f:
                 text = f.read()
             with open(sec.conf, "w") as f:
-                f.write(new_config(text, sec, rundir))
+                f.write(changed_zone_set(text, sec, GONE, CHANGE, NEW,
+                                         os.path.join(rundir, "change-2.zone")))
             t0 = time.monotonic()
             args = ["fast_reload"] + (["+p"] if a.nopause else [])
             r = sec.control(*args, check=False, timeout=180)

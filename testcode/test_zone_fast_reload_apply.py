@@ -41,7 +41,11 @@ that the apply ends while unbound-control fast_reload runs:
   copies the zone and applies the IXFR to the copy, and the calloc of
   the TXT RRset that the IXFR adds is held, with the copy built and
   half of the IXFR applied to it. The log must say that serial 2 was not
-  applied in place, and Knot's that it sent an IXFR.
+  applied in place, and Knot's that it sent an IXFR;
+- with --zone-set (not with --queued-apply), the configuration that
+  fast_reload reads also removes a zone (GONE), gives one another
+  zonefile (CHANGE) and adds one (NEW): NEW and CHANGE must then answer
+  serial 1, GONE nothing.
 
 Checks: fast_reload answers ok; ZONE answers serial 2 within --wait
 seconds afterwards, and its zonefile is serial 2; a transfer of serial 3
@@ -51,7 +55,7 @@ status 0; with a sanitizer build, its log has no sanitizer report.
 
 usage: test_zone_fast_reload_apply.py BUILDDIR [--nopause] [--apply-first]
                                       [--queued-apply] [--zonemd-hash]
-                                      [--ixfr-copy] [--wait S]"""
+                                      [--ixfr-copy] [--zone-set] [--wait S]"""
 
 import argparse
 import os
@@ -62,12 +66,14 @@ import threading
 import time
 
 from harness.zone import (KnotPrimary, Primary, Secondary, SoaPoller, build_preload,
-                          checker, dnssec_keys, file_serial, notify,
+                          changed_zone_set, checker, dnssec_keys, file_serial, notify,
                           check_clean_exit, shim_log_lines, sign_zone,
                           struct_size, verdict, wait_for, write_zone,
                           zone_text)
 
 ZONE, OTHER, THIRD = "applied.example.", "other.example.", "third.example."
+# --zone-set: removed, changed and added by the configuration fast_reload reads
+GONE, CHANGE, NEW = "gone.example.", "change.example.", "new.example."
 # names per zone: the held write is at its 1000th fwrite (about one per RR)
 N = 3000
 # the TXT RRset of ZONE's serial 2, whose packed data is a calloc of a
@@ -100,6 +106,8 @@ def main():
     ap.add_argument("--ixfr-copy", action="store_true",
                     help="Knot sends serial 2 as an IXFR that is applied to "
                     "a copy of the zone, held half way")
+    ap.add_argument("--zone-set", action="store_true",
+                    help="fast_reload also removes, changes and adds a zone")
     ap.add_argument("--wait", type=float, default=10.0,
                     help="how long ZONE may take to answer serial 2 after "
                     "fast_reload")
@@ -108,6 +116,8 @@ def main():
         ap.error("--zonemd-hash holds ZONE's apply, --queued-apply THIRD's")
     if a.ixfr_copy and (a.queued_apply or a.zonemd_hash):
         ap.error("--ixfr-copy goes with the default order or --apply-first")
+    if a.zone_set and a.queued_apply:
+        ap.error("--queued-apply makes a configuration of its own")
     # with --ixfr-copy the serials differ in IXFR_VARY names, not all
     shape = {"fixed": True, "vary": IXFR_VARY} if a.ixfr_copy else {}
     fails, check = checker()
@@ -118,12 +128,15 @@ def main():
         hold_write = os.path.join(tmp, "hold.write")
         hold_apply = os.path.join(tmp, "hold.calloc")
         shimlog = os.path.join(tmp, "shim.log")
-        zones = [ZONE, OTHER] + ([THIRD] if a.queued_apply else [])
+        zones = ([ZONE, OTHER] + ([THIRD] if a.queued_apply else []) +
+                 ([GONE, CHANGE] if a.zone_set else []))
+        # the primary serves NEW from the start, unbound only after fast_reload
+        served_zones = zones + ([NEW] if a.zone_set else [])
         # the zone whose apply the calloc hold holds
         held_zone = THIRD if a.queued_apply else ZONE
-        prim = (KnotPrimary(os.path.join(tmp, "knot"), zones) if a.ixfr_copy
-                else Primary(os.path.join(tmp, "nsd"), zones))
-        for z in zones:
+        prim = (KnotPrimary(os.path.join(tmp, "knot"), served_zones) if a.ixfr_copy
+                else Primary(os.path.join(tmp, "nsd"), served_zones))
+        for z in served_zones:
             write_zone(prim.zonefile(z), z, 1, N, **shape)
         sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
                         zones, io_thread=True, verbosity=3,
@@ -146,7 +159,7 @@ def main():
                            "the apply of %s serial 2 %sreached the held calloc "
                            "(size %d)" % (ZONE, "to a copy of the zone "
                                           if a.ixfr_copy else "", size))
-        prim.start({z: 1 for z in zones})
+        prim.start({z: 1 for z in served_zones})
         poller, reload_out, rc = None, {}, None
         try:
             sec.start(wrapper=wrapper)
@@ -163,6 +176,15 @@ def main():
                 reload_out["rc"] = r.returncode
                 reload_out["out"] = r.stdout + r.stderr
             fr = threading.Thread(target=fast_reload, daemon=True)
+
+            def start_fast_reload():
+                if a.zone_set:
+                    with open(sec.conf) as f:
+                        text = f.read()
+                    with open(sec.conf, "w") as f:
+                        f.write(changed_zone_set(text, sec, GONE, CHANGE, NEW,
+                                                 os.path.join(tmp, "change-2.zone")))
+                fr.start()
 
             def transfer_zone_serial2(zone=ZONE):
                 open(hold_apply, "w").close()
@@ -223,7 +245,7 @@ def main():
                 transfer_zone_serial2()
                 held(hold_apply_log, hold_apply_what)
                 open(hold_write, "w").close()
-                fr.start()
+                start_fast_reload()
                 time.sleep(1.0)
                 # the apply ends, serial 2 is served; its zonefile write is
                 # queued behind fast_reload's wait, and is held while
@@ -236,7 +258,7 @@ def main():
             else:
                 # the I/O thread is held in OTHER's zonefile write
                 hold_write_of_other()
-                fr.start()
+                start_fast_reload()
                 # fast_reload now waits for the held write; ZONE's serial 2
                 # is transferred, and its apply queued behind that wait
                 # (nothing tells when the apply is queued; a transfer of N
@@ -271,6 +293,13 @@ def main():
             check(sec.wait_serial(ZONE, 3, timeout=a.wait),
                   "serial 3 of %s is transferred after fast_reload (%s)"
                   % (ZONE, sec.serial(ZONE)))
+            if a.zone_set:
+                for z in (NEW, CHANGE):
+                    check(wait_for(lambda: sec.serial(z) == 1, a.wait),
+                          "%s answers serial 1 after fast_reload (%s)"
+                          % (z, sec.serial(z)))
+                check(sec.serial(GONE) is None, "the removed %s is not answered"
+                      % GONE)
             if a.queued_apply:
                 check(sec.serial(THIRD) == 2, "%s answers serial 2 (%s)"
                       % (THIRD, sec.serial(THIRD)))

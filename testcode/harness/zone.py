@@ -312,6 +312,32 @@ class SoaPoller(threading.Thread):
         self.join()
 
 
+def changed_zone_set(text, sec, gone, change, new, change_file):
+    """The text of secondary sec's configuration text for a fast_reload
+    that keeps its zones but these: without the auth-zone gone, zone
+    change with change_file as its zonefile, and a zone new from the same
+    primary (the first primary: line of text)."""
+    out, skip = [], False
+    for line in text.splitlines():
+        if line and not line[0].isspace():
+            # a clause starts
+            skip = False
+        if line.strip() == 'name: "%s"' % gone:
+            # drop the clause: its "auth-zone:" line is the last one out
+            out.pop()
+            skip = True
+        if skip:
+            continue
+        if line.strip() == 'zonefile: "%s"' % sec.zonefile(change):
+            line = '\tzonefile: "%s"' % change_file
+        out.append(line)
+    primary = [l for l in text.splitlines() if l.strip().startswith("primary:")][0]
+    out += ["auth-zone:", '\tname: "%s"' % new, primary,
+            '\tzonefile: "%s"' % sec.zonefile(new),
+            "\tfor-downstream: yes", "\tfor-upstream: yes", "\tfallback-enabled: no"]
+    return "\n".join(out) + "\n"
+
+
 def sanitizer_reports(log):
     """The lines of a log that report a sanitizer finding."""
     return [l for l in log.splitlines() if "Sanitizer" in l or "runtime error" in l]
