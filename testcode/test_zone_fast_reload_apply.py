@@ -40,7 +40,7 @@ that the apply ends while unbound-control fast_reload runs:
   changes more names than the I/O thread applies in place: the thread
   copies the zone and applies the IXFR to the copy, and the calloc of
   the TXT RRset that the IXFR adds is held, with the copy built and
-  half of the IXFR applied to it. The log must say that serial 2 was not
+  part of the IXFR applied to it. The log must say that serial 2 was not
   applied in place, and Knot's that it sent an IXFR;
 - with --zone-set (not with --queued-apply), the configuration that
   fast_reload reads also removes a zone (GONE), gives one another
@@ -105,7 +105,7 @@ def main():
                     help="as --apply-first, the apply held in its ZONEMD hash")
     ap.add_argument("--ixfr-copy", action="store_true",
                     help="Knot sends serial 2 as an IXFR that is applied to "
-                    "a copy of the zone, held half way")
+                    "a copy of the zone, held in the middle")
     ap.add_argument("--zone-set", action="store_true",
                     help="fast_reload also removes, changes and adds a zone")
     ap.add_argument("--wait", type=float, default=10.0,

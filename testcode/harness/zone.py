@@ -313,9 +313,9 @@ class SoaPoller(threading.Thread):
 
 
 def changed_zone_set(text, sec, gone, change, new, change_file):
-    """The text of secondary sec's configuration text for a fast_reload
-    that keeps its zones but these: without the auth-zone gone, zone
-    change with change_file as its zonefile, and a zone new from the same
+    """Secondary sec's configuration text, changed for a fast_reload that
+    keeps its zones but these: the auth-zone gone removed, zone change
+    with change_file as its zonefile, and zone new added, from the same
     primary (the first primary: line of text)."""
     out, skip = [], False
     for line in text.splitlines():
