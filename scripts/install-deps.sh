@@ -18,8 +18,9 @@ set -eu
 # build: Debian's build-depends of unbound (debian/control) we configure
 # for, git for the patch work tree; fetch: apt's source client needs
 # dpkg-dev; run: dig for make run's examples, dns-root-data for the root
-# key at Debian's path (the installed fork and Debian's unbound.conf read it).
-build_pkgs="build-essential pkg-config flex bison libtool autoconf dpkg-dev git
+# key at Debian's path (the installed fork and Debian's unbound.conf read it);
+# mmdebstrap makes the Debian 13 root that make deb DIST=trixie builds in.
+build_pkgs="build-essential pkg-config flex bison libtool autoconf dpkg-dev git mmdebstrap
 libssl-dev libevent-dev libexpat1-dev libnghttp2-dev libsystemd-dev
 libhiredis-dev libxxhash-dev libprotobuf-c-dev protobuf-c-compiler libfstrm-dev
 python3-dev swig python3 bind9-dnsutils dns-root-data"

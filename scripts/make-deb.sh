@@ -2,16 +2,28 @@
 # Build binary .debs of the fork from Debian's own packaging of the pinned
 # base: the debian/ directory of the same source package, with our patch
 # series appended to Debian's quilt series in debian/patches/steady/.
-usage="usage: make-deb.sh DLDIR PATCHDIR OUTDIR
+usage="usage: make-deb.sh [--root ROOTDIR] DLDIR PATCHDIR OUTDIR
   DLDIR holds the verified orig and Debian tarballs (make base); the .debs,
   .buildinfo and .changes replace OUTDIR's contents only when the build
   succeeded, with the build log (OUTDIR/build.log). The work tree is
   OUTDIR.work/, removed after a success and kept after a failure.
+  --root ROOTDIR  build in that Debian root (scripts/debian-root.sh) for
+                  its release, with its debhelper and libraries; the work
+                  tree is then ROOTDIR/steady-deb.work/.
+  When Debian versions of the package that sort above the fork's are in
+  the build environment's apt index, OUTDIR/unbound-steady.pref is an apt
+  preferences file that holds exactly those back (README: Installing).
   environment:
   JOBS          parallel jobs (default: number of CPUs)
   DEBFULLNAME, DEBEMAIL  changelog signer (default: the last patch's author)"
 
 set -eu
+root=""
+if [ "${1:-}" = --root ]; then
+	[ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+	root=$(cd "$2" && pwd) || exit 2
+	shift 2
+fi
 [ $# -eq 3 ] || { echo "$usage" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/pin.sh"
@@ -19,8 +31,22 @@ pin_load
 dl=$(cd "$1" && pwd) pdir=$(cd "$2" && pwd)
 mkdir -p "$3"
 out=$(cd "$3" && pwd)
-work=$out.work
 die() { echo "make-deb: error: $*" >&2; exit 1; }
+# in_build DIR CMD...: run CMD in DIR of the build environment: this
+# machine, or the root (DIR is then a path inside it).
+if [ -n "$root" ]; then
+	[ -f "$root/etc/os-release" ] || die "$root has no etc/os-release (make it with scripts/debian-root.sh)"
+	work=$root/steady-deb.work
+	inwork=/steady-deb.work
+	in_build() { d=$1; shift; "$here/in-root.sh" "$root" sh -c 'cd "$1" && shift && exec "$@"' sh "$d" "$@"; }
+else
+	work=$out.work
+	inwork=$work
+	in_build() { d=$1; shift; (cd "$d" && "$@"); }
+fi
+# The release the packages are built for: its os-release.
+osrelease=$root/etc/os-release
+os_field() { (. "$osrelease" 2>/dev/null && eval "echo \"\${$1:-}\""); }
 
 # The pinned Debian tarball, or the revision fetch-base.sh fell back to.
 debtar=$dl/$BASE_DEBIAN_FILE
@@ -31,10 +57,11 @@ debtar=$dl/$BASE_DEBIAN_FILE
 rm -rf "$work"
 mkdir -p "$work"
 tree=$work/$BASE_PACKAGE-$BASE_UPSTREAM_VERSION
+intree=$inwork/$BASE_PACKAGE-$BASE_UPSTREAM_VERSION
 mkdir "$tree"
 tar -xzf "$dl/$BASE_ORIG_FILE" -C "$tree" --strip-components=1
 tar -xJf "$debtar" -C "$tree"
-ln -s "$dl/$BASE_ORIG_FILE" "$work/${BASE_PACKAGE}_$BASE_UPSTREAM_VERSION.orig.tar.gz"
+cp "$dl/$BASE_ORIG_FILE" "$work/${BASE_PACKAGE}_$BASE_UPSTREAM_VERSION.orig.tar.gz"
 
 # Our patches go after Debian's, in their own directory; dpkg-source
 # applies the whole series (without fuzz) before the build. The series is
@@ -70,7 +97,7 @@ grep -qF "export DEB_CPPFLAGS_MAINT_APPEND = $cppflags" "$tree/debian/rules" ||
 # postinst fails; there "u" makes the same account, which sysusers of
 # 252 creates with the locked password "!*" too.
 sysusers_note=""
-osmajor=$(. /etc/os-release 2>/dev/null && echo "${VERSION_ID:-}" | cut -d. -f1)
+osmajor=$(os_field VERSION_ID | cut -d. -f1)
 if [ -f "$tree/debian/unbound.sysusers" ] && grep -q '^u!' "$tree/debian/unbound.sysusers" &&
 	[ -n "$osmajor" ] && [ "$osmajor" -lt 13 ] 2>/dev/null; then
 	sed -i 's/^u!/u/' "$tree/debian/unbound.sysusers"
@@ -82,8 +109,8 @@ fi
 # committed change of the series, naming the Debian release it is built
 # on. The changelog entry names the fork; its date and signer come from
 # the series' last patch, so the same series gives the same changelog.
-version=$("$here/deb-version.sh" "$debver")
-codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+version=$(STEADY_OS_RELEASE=$(os_field VERSION_ID) "$here/deb-version.sh" "$debver")
+codename=$(os_field VERSION_CODENAME)
 codename=${codename:-unstable}
 if [ -n "$last" ]; then
 	date=$(sed -n 's/^Date: //p' "$tree/debian/patches/steady/$last" | head -n 1)
@@ -102,8 +129,11 @@ author=${author:-Unbound Steady maintainers <unbound-steady@localhost>}
 	for p in $list; do echo "    - $p"; done
 	echo "  * debian/rules: $cppflags,"
 	echo "    so unbound -V names the fork, its base and its security status."
-	echo "  * Built on $(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-Debian}") with its debhelper and libraries."
+	echo "  * Built on $(os_field PRETTY_NAME) with its debhelper and libraries."
 	[ -z "$sysusers_note" ] || echo "  * $sysusers_note"
+	echo "  * debian/unbound.preinst, debian/unbound.prerm: a notice when the fork"
+	echo "    replaces a newer Debian unbound, and when a Debian unbound replaces"
+	echo "    the fork."
 	echo
 	echo " -- $author  $date"
 	echo
@@ -118,14 +148,30 @@ mv "$work/changelog" "$tree/debian/changelog"
 grep -q libxxhash-dev "$tree/debian/control" ||
 	sed -i 's/^Build-Depends:/Build-Depends: libxxhash-dev,/' "$tree/debian/control"
 
-# Build-dependencies from Debian 12; every one of them is there (see
-# README), so none of the package's features is dropped.
-if ! (cd "$tree" && dpkg-checkbuilddeps) 2>"$work/builddeps.txt"; then
+# The fork is never replaced, nor installed over a newer Debian version,
+# without a notice: conf/deb/unbound.preinst and unbound.prerm, with the
+# version and base filled in (debhelper adds its own parts at #DEBHELPER#).
+for s in preinst prerm; do
+	[ ! -e "$tree/debian/unbound.$s" ] ||
+		die "Debian's packaging has its own debian/unbound.$s now: merge conf/deb/unbound.$s into it"
+	sed -e "s/@STEADY_VERSION@/$version/g" -e "s/@STEADY_BASE@/$debver/g" \
+		"$here/../conf/deb/unbound.$s" > "$tree/debian/unbound.$s"
+	grep -q '^#DEBHELPER#$' "$tree/debian/unbound.$s" || die "conf/deb/unbound.$s has no #DEBHELPER# line"
+done
+
+# Build-dependencies from the release built for; every one of them is in
+# Debian 12 and 13 (see README), so none of the package's features is
+# dropped. A root's apt index is brought up to date first.
+if ! in_build "$intree" dpkg-checkbuilddeps 2>"$work/builddeps.txt"; then
 	[ "$(id -u)" = 0 ] || die "$(cat "$work/builddeps.txt")
   run as root, or: apt-get build-dep $tree"
 	echo "make-deb: installing build-dependencies with apt-get build-dep"
-	DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -q \
-		--no-install-recommends "$tree" > "$work/apt.log" 2>&1 || {
+	{ [ -z "$root" ] || in_build / apt-get update -q; } > "$work/apt.log" 2>&1 || {
+		tail -n 20 "$work/apt.log" >&2
+		die "apt-get update failed in $root (log: $work/apt.log)"
+	}
+	in_build / env DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -q \
+		--no-install-recommends "$intree" >> "$work/apt.log" 2>&1 || {
 		tail -n 20 "$work/apt.log" >&2
 		die "could not install the build-dependencies (log: $work/apt.log)"
 	}
@@ -135,8 +181,8 @@ fi
 # upstream's test suite on the same sources.
 jobs=${JOBS:-$(nproc)}
 echo "make-deb: building $BASE_PACKAGE $version (log: $work/build.log)"
-(cd "$tree" && DEB_BUILD_OPTIONS="nocheck parallel=$jobs" \
-	dpkg-buildpackage -b -us -uc) > "$work/build.log" 2>&1 || {
+in_build "$intree" env DEB_BUILD_OPTIONS="nocheck parallel=$jobs" \
+	dpkg-buildpackage -b -us -uc > "$work/build.log" 2>&1 || {
 	if grep -q '^dpkg-source: error' "$work/build.log"; then
 		# dpkg-source names each patch before it applies it.
 		bad=$(sed -n 's/^dpkg-source: info: applying //p' "$work/build.log" | tail -n 1)
@@ -147,12 +193,47 @@ echo "make-deb: building $BASE_PACKAGE $version (log: $work/build.log)"
 	die "dpkg-buildpackage failed (full log: $work/build.log)"
 }
 
+# The apt preferences file: the Debian versions of the package in the
+# build environment's index that sort above the fork (trixie's newer
+# point release, say). Installing the fork over one of them is the
+# operator's choice; the file keeps apt from undoing it at the next
+# upgrade, at priority 1, so those versions are still installed where
+# no unbound is. Any Debian version that is not in it, the next
+# security fix among them, still replaces the fork (and the prerm says
+# so).
+above=$(in_build / apt-cache madison "$BASE_PACKAGE" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' |
+	sort -u | while read -r v; do
+		case $v in *+steady*) continue ;; esac
+		! dpkg --compare-versions "$v" gt "$version" || echo "$v"
+	done)
+rm -f "$work/unbound-steady.pref"
+if [ -n "$above" ]; then
+	binpkgs=$(cd "$work" && ls *.deb | sed -n 's/_.*//p' | grep -v -- '-dbgsym$' | sort -u | tr '\n' ' ' | sed 's/ $//')
+	{
+		echo "# Unbound Steady $version: install as /etc/apt/preferences.d/unbound-steady"
+		echo "# to keep the fork installed over Debian's versions that sort above it"
+		echo "# and that were in $(os_field PRETTY_NAME)'s index when it was built."
+		echo "# Any other Debian version, a new security fix among them, replaces"
+		echo "# the fork at the next upgrade (README: Installing)."
+		for v in $above; do
+			echo
+			echo "Explanation: the fork $version is installed instead of Debian's $v"
+			echo "Package: $binpkgs"
+			echo "Pin: version $v"
+			echo "Pin-Priority: 1"
+		done
+	} > "$work/unbound-steady.pref"
+fi
+
 # Replace OUTDIR's files only now, so it never mixes two versions.
 ls "$work"/*.deb >/dev/null 2>&1 || die "dpkg-buildpackage made no .deb"
-rm -f "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes "$out"/build.log "$out"/PATCHLEVEL
+rm -f "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes "$out"/build.log "$out"/PATCHLEVEL "$out"/unbound-steady.pref
 mv "$work"/*.deb "$work"/*.buildinfo "$work"/*.changes "$work/build.log" "$out"/
+[ ! -f "$work/unbound-steady.pref" ] || mv "$work/unbound-steady.pref" "$out"/
 echo "$version" > "$out/VERSION"
 echo "$n" > "$out/PATCHLEVEL"
 rm -rf "$work"
 echo "make-deb: $BASE_PACKAGE $version in $out:"
 (cd "$out" && ls *.deb | sed 's/^/  /')
+[ ! -f "$out/unbound-steady.pref" ] ||
+	echo "  unbound-steady.pref (apt preferences: keeps the fork over Debian's$(echo "$above" | tr '\n' ' ' | sed 's/^/ /; s/ $//'))"

@@ -113,8 +113,10 @@ cleanup() {
 		timeout 300 apt-get install -y -q --allow-downgrades "$saved" > "$tmp/restore.log" 2>&1 ||
 			{ cat "$tmp/restore.log"; echo "test_deb: FAIL: could not put back libunbound8 $oldver from $saved"; rc=1; }
 	fi
-	[ $had_user = 1 ] || ! getent passwd unbound >/dev/null || userdel unbound
-	[ $had_group = 1 ] || ! getent group unbound >/dev/null || groupdel unbound
+	# (a Debian 13 root without the passwd package has no userdel; the
+	# account goes with the root)
+	[ $had_user = 1 ] || ! getent passwd unbound >/dev/null || ! command -v userdel >/dev/null || userdel unbound
+	[ $had_group = 1 ] || ! getent group unbound >/dev/null || ! command -v groupdel >/dev/null || groupdel unbound
 	[ $made_policy = 0 ] || rm -f /usr/sbin/policy-rc.d
 	rm -rf "$tmp"
 }
@@ -148,7 +150,8 @@ edit="# Added by testcode/test_deb.sh: an operator's edit, that upgrades keep."
 # this snippet sorts last, so it wins over remote-control.conf. The demo's
 # settings: loopback, the hyperlocal zone the RFC 8806 way, the root
 # stubbed to a dead loopback port, iterator only (no trust anchor
-# fetched); remote control on a socket of the test's own.
+# fetched); remote control on a socket of the test's own; extended
+# statistics, as scrapers set them, where the fork's own are.
 write_snippet() {
 	cat > "$snippet" <<EOF
 # Written by testcode/test_deb.sh, removed when it ends.
@@ -163,6 +166,7 @@ server:
 	local-zone: "test." nodefault
 	outgoing-interface: 127.0.0.1
 	do-not-query-localhost: yes
+	extended-statistics: yes
 stub-zone:
 	name: "."
 	stub-addr: 127.0.0.1@9
@@ -288,6 +292,11 @@ if [ $upgrade = 1 ]; then
 	missing=$(comm -23 "$tmp/stats.debian" "$tmp/stats.fork" | tr '\n' ' ')
 	[ -z "$missing" ] || { rc=1; fail "statistics of Debian's unbound missing in the fork's: $missing"; }
 	echo "  ok: the fork reports all $(wc -l < "$tmp/stats.debian") statistics of Debian's, and $(comm -13 "$tmp/stats.debian" "$tmp/stats.fork" | wc -l) more"
+	# and the fork's own: cache health and the auth-zone I/O thread's
+	for st in msg.cache.max_collisions rrset.cache.hash_repairs num.authzone.write num.authzone.xfr.apply; do
+		grep -qx "$st" "$tmp/stats.fork" || { rc=1; fail "the fork does not report its statistic $st"; }
+	done
+	echo "  ok: the fork's own statistics are there (msg.cache.max_collisions, num.authzone.write, ...)"
 	echo "test_deb: back to Debian's unbound $debver"
 	install_debian
 	serve_check debian-again
