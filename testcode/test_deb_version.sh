@@ -41,6 +41,11 @@ case $v in
 *~deb$rel) ok "names the Debian release it is built on (deb$rel)" ;;
 *) bad "$v does not end in ~deb$rel" ;;
 esac
+# The trixie build (make deb DIST=trixie) sorts where the bookworm one does.
+v13=$(STEADY_OS_RELEASE=13 vers)
+cmp "$v13" gt "$BASE_DEBIAN_VERSION" "the Debian 13 build upgrades Debian's base revision"
+cmp "$v13" lt "$next" "and Debian's next security revision replaces it"
+cmp "$v13" lt 1.26.2-0+deb13u1 "and trixie's 1.26.2 replaces it, unless unbound-steady.pref holds that version back"
 cmp "$(STEADY_OS_RELEASE=12 vers)" lt "$(STEADY_OS_RELEASE=13 vers)" \
 	"a build for Debian 13 upgrades the same series built for 12"
 
