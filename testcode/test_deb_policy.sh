@@ -37,7 +37,8 @@ ver=$(cat "$debdir/VERSION") || die "no $debdir/VERSION"
 pref=$debdir/unbound-steady.pref
 pkgs="unbound libunbound8 unbound-anchor"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+syslog_pid=""
+trap '[ -z "$syslog_pid" ] || kill "$syslog_pid"; rm -rf "$tmp"' EXIT
 apt_opts="-y -q --no-install-recommends -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold"
 
 dpkg --compare-versions "$debver" gt "$ver" ||
@@ -45,6 +46,22 @@ dpkg --compare-versions "$debver" gt "$ver" ||
 [ -f "$pref" ] || die "make deb wrote no $pref, though Debian's $debver sorts above the fork"
 grep -qx "Pin: version $debver" "$pref" && ok "unbound-steady.pref holds back $debver" ||
 	bad "unbound-steady.pref does not name $debver: $(cat "$pref")"
+
+# A syslog of the test's own on /dev/log (in-root.sh gives the root a
+# /dev of its own): the notices must reach syslog too.
+[ ! -e /dev/log ] || die "/dev/log exists: this is not a throwaway root"
+python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/dev/log")
+with open(sys.argv[1], "ab", buffering=0) as f:
+    while True:
+        f.write(s.recv(65536) + b"\n")
+' "$tmp/syslog" &
+syslog_pid=$!
+i=0
+while [ ! -S /dev/log ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+[ -S /dev/log ] || die "the test's syslog did not start"
 
 # versions: the installed version of each of $pkgs, on one line
 versions() {
@@ -73,6 +90,9 @@ upgrade() {
 notice() {
 	tr '\r\n' '  ' < "$1" | sed 's/  */ /g' | grep -qF "$2" && ok "$3: the notice says \"$2\"" ||
 		{ cat "$1"; bad "$3: no notice \"$2\" in apt's output"; }
+	w=${2#NOTICE: }
+	grep -F "unbound: " "$tmp/syslog" | grep -qF "$w" && ok "$3: and syslog has it" ||
+		{ cat "$tmp/syslog"; bad "$3: syslog has no \"$w\""; }
 }
 
 echo "test_deb_policy: Debian's unbound $debver, then the fork $ver over it"
@@ -126,5 +146,8 @@ grep -q "^Inst unbound \[$ver\] ($next " "$tmp/sim4.log" && ok "apt-get -s upgra
 # shellcheck disable=SC2086
 apt-get purge -y -q $pkgs > "$tmp/purge.log" 2>&1 || { cat "$tmp/purge.log"; bad "apt-get purge failed"; }
 rm -f /etc/apt/preferences.d/unbound-steady /etc/apt/sources.list.d/steady-next.list
+kill "$syslog_pid"
+syslog_pid=""
+rm -f /dev/log
 [ $fails -eq 0 ] && { echo "test_deb_policy: ok"; exit 0; }
 echo "test_deb_policy: $fails check(s) failed"; exit 1
