@@ -159,17 +159,22 @@ for s in preinst prerm; do
 	grep -q '^#DEBHELPER#$' "$tree/debian/unbound.$s" || die "conf/deb/unbound.$s has no #DEBHELPER# line"
 done
 
+# A root's apt index is brought up to date before every build: the
+# build-dependencies and the preferences file below come from it. This
+# machine's own index is left as it is.
+if [ -n "$root" ]; then
+	in_build / apt-get update -q > "$work/apt.log" 2>&1 || {
+		tail -n 20 "$work/apt.log" >&2
+		die "apt-get update failed in $root (log: $work/apt.log)"
+	}
+fi
 # Build-dependencies from the release built for; every one of them is in
 # Debian 12 and 13 (see README), so none of the package's features is
-# dropped. A root's apt index is brought up to date first.
+# dropped.
 if ! in_build "$intree" dpkg-checkbuilddeps 2>"$work/builddeps.txt"; then
 	[ "$(id -u)" = 0 ] || die "$(cat "$work/builddeps.txt")
   run as root, or: apt-get build-dep $tree"
 	echo "make-deb: installing build-dependencies with apt-get build-dep"
-	{ [ -z "$root" ] || in_build / apt-get update -q; } > "$work/apt.log" 2>&1 || {
-		tail -n 20 "$work/apt.log" >&2
-		die "apt-get update failed in $root (log: $work/apt.log)"
-	}
 	in_build / env DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -q \
 		--no-install-recommends "$intree" >> "$work/apt.log" 2>&1 || {
 		tail -n 20 "$work/apt.log" >&2
@@ -193,14 +198,16 @@ in_build "$intree" env DEB_BUILD_OPTIONS="nocheck parallel=$jobs" \
 	die "dpkg-buildpackage failed (full log: $work/build.log)"
 }
 
+ls "$work"/*.deb >/dev/null 2>&1 || die "dpkg-buildpackage made no .deb"
+
 # The apt preferences file: the Debian versions of the package in the
 # build environment's index that sort above the fork (trixie's newer
 # point release, say). Installing the fork over one of them is the
 # operator's choice; the file keeps apt from undoing it at the next
 # upgrade, at priority 1, so those versions are still installed where
-# no unbound is. Any Debian version that is not in it, the next
-# security fix among them, still replaces the fork (and the prerm says
-# so).
+# no unbound is. A Debian version that is not in it and sorts above
+# the fork, the next security fix say, still replaces the fork (and the
+# prerm says so).
 above=$(in_build / apt-cache madison "$BASE_PACKAGE" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' |
 	sort -u | while read -r v; do
 		case $v in *+steady*) continue ;; esac
@@ -213,8 +220,8 @@ if [ -n "$above" ]; then
 		echo "# Unbound Steady $version: install as /etc/apt/preferences.d/unbound-steady"
 		echo "# to keep the fork installed over Debian's versions that sort above it"
 		echo "# and that were in $(os_field PRETTY_NAME)'s index when it was built."
-		echo "# Any other Debian version, a new security fix among them, replaces"
-		echo "# the fork at the next upgrade (README: Installing)."
+		echo "# A Debian version not named here that sorts above the fork, a new"
+		echo "# security fix say, replaces it at the next upgrade (README: Installing)."
 		for v in $above; do
 			echo
 			echo "Explanation: the fork $version is installed instead of Debian's $v"
@@ -226,7 +233,6 @@ if [ -n "$above" ]; then
 fi
 
 # Replace OUTDIR's files only now, so it never mixes two versions.
-ls "$work"/*.deb >/dev/null 2>&1 || die "dpkg-buildpackage made no .deb"
 rm -f "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes "$out"/build.log "$out"/PATCHLEVEL "$out"/unbound-steady.pref
 mv "$work"/*.deb "$work"/*.buildinfo "$work"/*.changes "$work/build.log" "$out"/
 [ ! -f "$work/unbound-steady.pref" ] || mv "$work/unbound-steady.pref" "$out"/
