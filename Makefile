@@ -24,7 +24,7 @@ PATCHLEVEL = $(shell git -C $(SRC) rev-list --count base..HEAD 2>/dev/null || ec
 
 .PHONY: all deps deps-test rebase-check FORCE base src export-patches fork stock hashbug stock-hashbug build run test \
 	fork-lookup3 fork-tsan fork-asan fork-debug fork-nothreads fork-32 fork-dnscrypt fork-fuzz fuzz soak bench deps-bench \
-	upstream-test install install-systemd clean distclean
+	upstream-test install install-systemd clean distclean bench-bundle
 
 all: build
 
@@ -177,6 +177,11 @@ soak: deps-test fork-asan
 # report, keeping the others.
 QUICK ?=
 ONLY ?=
+# The portable multicore benchmark: build/bench-bundle/ and its tarball
+# (scripts/bench-bundle.sh, doc/bench-multicore.md).
+bench-bundle: deps-test build stock
+	scripts/bench-bundle.sh $(STOCK) $(FORK) $(B)/bench-bundle
+
 bench: deps-bench build stock hashbug stock-hashbug
 	flock $(B)/.bench.lock /usr/bin/python3 bench/report.py \
 		$(if $(QUICK),--quick --dir $(B)/bench-quick) $(if $(ONLY),--only $(ONLY))

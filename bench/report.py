@@ -54,6 +54,7 @@ PARTS = [
      "--reps 1 --seconds 1 --growth 10 --zone-records 20000 --window 10 --out OUT --plot PLOT"),
     ("scale-out", "scale_out.py", "--seconds 60 --out OUT",
      "--seconds 12 --zone-records 20000 --out OUT"),
+    ("multicore", "multicore.py", "--out OUT", "--quick --out OUT"),
 ]
 
 
