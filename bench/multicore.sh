@@ -228,7 +228,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0 && a != "-") printf "%.
 	echo "Command: \`bin/busybox sh run.sh${args:+ $args}\` (threads$threads, $reps runs of $seconds s, $keys keys, misses at $miss_rate x T per second)  "
 	echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $host, $ncpu CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)), kernel $(uname -r)  "
 	echo "Builds: $(cat "$B/VERSIONS" 2>/dev/null | tr '\n' ';' | sed 's/;$//')  "
-	echo "Server on CPUs 0..T-1; dnsperf ($gen_threads threads) on CPUs $gen_first..$((ncpu - 1)); $reps runs of $seconds s per build and thread count, stock and fork alternating; median [min-max]."
+	echo "Server on CPUs 0..T-1; dnsperf (threads: $gen_threads) on CPUs $gen_first..$((ncpu - 1)); $reps runs of $seconds s per build and thread count, stock and fork alternating; median [min-max]."
 	[ $ncpu -ge 4 ] || echo "With $ncpu CPUs only T = 1 fits with the generator on a CPU of its own; the many-core rows need a bigger machine."
 	echo
 	echo "## Table lookups ($keys keys), lookups/s"
