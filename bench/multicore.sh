@@ -76,13 +76,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# mask FIRST LAST: the hexadecimal CPU mask of CPUs FIRST..LAST
-# (busybox's awk may lack math: no 2 ^ i)
-mask() { awk -v a="$1" -v b="$2" 'BEGIN { m = 0; p = 1; for (i = 0; i <= b; i++) { if (i >= a) m += p; p *= 2 }; printf "%x", m }'; }
-# run CPUMASK PROG ARGS...: a bundle program on those CPUs, in the foreground
-run() { m=$1 p=$2; shift 2; taskset "$m" "$ld" --library-path "$B/lib" "$B/bin/$p" "$@"; }
-# start CPUMASK PROG ARGS...: the same in the background; its PID in $pid
-start() { m=$1 p=$2; shift 2; (exec taskset "$m" "$ld" --library-path "$B/lib" "$B/bin/$p" "$@") & pid=$!; pids="$pids $pid"; }
+# cpus FIRST LAST: the CPU list FIRST..LAST, for taskset -c
+cpus() { echo "$1-$2"; }
+# run CPUS PROG ARGS...: a bundle program on those CPUs, in the foreground
+run() { m=$1 p=$2; shift 2; taskset -c "$m" "$ld" --library-path "$B/lib" "$B/bin/$p" "$@"; }
+# start CPUS PROG ARGS...: the same in the background; its PID in $pid
+start() { m=$1 p=$2; shift 2; (exec taskset -c "$m" "$ld" --library-path "$B/lib" "$B/bin/$p" "$@") & pid=$!; pids="$pids $pid"; }
 # stop PID: kill it, wait for it
 stop() { kill -9 "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 # ticks PID: its user + system CPU time, in clock ticks (USER_HZ, 100 on Linux)
@@ -95,7 +94,7 @@ dnsperf() {
 	rate=""
 	[ -z "${4:-}" ] || rate="-Q $4"
 	# shellcheck disable=SC2086
-	run "$(mask $gen_first $((ncpu - 1)))" dnsperf -s 127.0.0.1 -p "$1" -d "$2" -l "$3" \
+	run "$(cpus $gen_first $((ncpu - 1)))" dnsperf -s 127.0.0.1 -p "$1" -d "$2" -l "$3" \
 		-T "$gen_threads" -c $((gen_threads * 8)) -q $((gen_threads * 200)) -t 2 $rate > "$work/dnsperf.out" 2>&1 ||
 		{ cat "$work/dnsperf.out" >&2; echo "run.sh: dnsperf failed" >&2; exit 1; }
 	awk '/Queries completed:/ { c = $3 } /Queries per second:/ { q = $4 } END { printf "%d %.0f\n", c, q }' "$work/dnsperf.out"
@@ -104,7 +103,7 @@ dnsperf() {
 wait_port() {
 	i=0
 	while [ $i -lt 100 ]; do
-		run ffffffff dnsperf -s 127.0.0.1 -p "$1" -d "$work/one.txt" -n 1 -t 1 > "$work/probe.out" 2>&1 || true
+		run "$(cpus 0 $((ncpu - 1)))" dnsperf -s 127.0.0.1 -p "$1" -d "$work/one.txt" -n 1 -t 1 > "$work/probe.out" 2>&1 || true
 		grep -q 'Queries completed: *1 ' "$work/probe.out" && return 0
 		sleep 0.1
 		i=$((i + 1))
@@ -152,24 +151,24 @@ EOF
 port=20000
 echo "run.sh: $ncpu CPUs; threads:$threads; generator on CPUs $gen_first-$((ncpu - 1)); $reps runs of $seconds s" >&2
 for t in $threads; do
-	smask=$(mask 0 $((t - 1)))
+	scpus=$(cpus 0 $((t - 1)))
 	r=1
 	while [ $r -le $reps ]; do
 		# table lookups, stock and fork, alternating
 		for b in stock fork; do
-			v=$(run "$smask" "lruhash_bench-$b" lookup "$keys" "$t" "$seconds" | sed -n 's/.*lookups_per_s=\([0-9.]*\).*/\1/p')
+			v=$(run "$scpus" "lruhash_bench-$b" lookup "$keys" "$t" "$seconds" | sed -n 's/.*lookups_per_s=\([0-9.]*\).*/\1/p')
 			record "table.$t.$b" "$v"
 		done
 		if [ "$t" = 1 ]; then
 			for b in stock fork; do
-				v=$(run "$(mask 0 $((ncpu > 1 ? 1 : 0)))" "lruhash_bench-$b" reader $((keys * 4)) |
+				v=$(run "$(cpus 0 $((ncpu > 1 ? 1 : 0)))" "lruhash_bench-$b" reader $((keys * 4)) |
 					sed -n 's/.*reader_max_us=\([0-9.]*\).*/\1/p')
 				record "grow.$t.$b" "$v"
 			done
 		fi
 		# the floor
 		port=$((port + 1))
-		start "$smask" udpfloor -p "$port" -t "$t"
+		start "$scpus" udpfloor -p "$port" -t "$t"
 		fpid=$pid
 		wait_port "$port"
 		before=$(ticks "$fpid")
@@ -183,7 +182,7 @@ for t in $threads; do
 			# cached answers
 			port=$((port + 1))
 			unbound_conf "$b" "$t" "$port"
-			start "$smask" "unbound-$b" -d -c "$work/$b.conf"
+			start "$scpus" "unbound-$b" -d -c "$work/$b.conf"
 			upid=$pid
 			wait_port "$port"
 			dnsperf "$port" "$work/hit.txt" 2 > /dev/null

@@ -8,9 +8,6 @@
 DIST ?=
 DEB := $(B)/deb$(if $(DIST),-$(DIST))
 DEB_ROOT := $(B)/root-$(DIST)-build
-# The operator's machine of make test-deb-trixie: the release's apt
-# variant, dig, python3 and the root key, nothing of the build.
-DEB_TEST_ROOT := $(B)/root-$(DIST)-test
 # make check-series LAST=K checks only the last K prefixes of the series;
 # FORCE=1 checks again the prefixes that passed before with the same inputs.
 LAST ?=
