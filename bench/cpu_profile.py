@@ -66,8 +66,7 @@ def profile(build, threads, seconds, mode, rate, names, gen_cpu):
         try:
             subprocess.run(["taskset", "-a", "-p", "-c", "0-%d" % (threads - 1), str(ub.proc.pid)],
                            check=True, stdout=subprocess.DEVNULL)
-            hit = names["hit"]
-            subprocess.run(pin(gen_cpu) + ["dnsperf", "-s", "127.0.0.1", "-p", str(ub.port), "-d", hit,
+            subprocess.run(pin(gen_cpu) + ["dnsperf", "-s", "127.0.0.1", "-p", str(ub.port), "-d", names["hits"],
                                            "-l", "2", "-c", "8", "-q", "200"],
                            check=True, stdout=subprocess.DEVNULL)
             data = os.path.join(rundir, "perf.data")
@@ -117,9 +116,8 @@ def main():
     a = ap.parse_args()
     gen_cpu = str(os.cpu_count() - 1)
     with tempfile.TemporaryDirectory(prefix="steady-prof-names-") as d:
-        names = {"hit": os.path.join(d, "hit.txt"), "hits": os.path.join(d, "hit.txt"),
-                 "misses": os.path.join(d, "miss.txt")}
-        with open(names["hit"], "w") as f:
+        names = {"hits": os.path.join(d, "hit.txt"), "misses": os.path.join(d, "miss.txt")}
+        with open(names["hits"], "w") as f:
             f.writelines("h%d.example.test A\n" % i for i in range(1000))
         with open(names["misses"], "w") as f:
             f.writelines("p%dx%d.example.test A\n" % (os.getpid(), i) for i in range(a.rate * a.seconds * 3))

@@ -82,8 +82,13 @@ cpus() { echo "$1-$2"; }
 run() { m=$1 p=$2; shift 2; taskset -c "$m" "$ld" --library-path "$B/lib" "$B/bin/$p" "$@"; }
 # start CPUS PROG ARGS...: the same in the background; its PID in $pid
 start() { m=$1 p=$2; shift 2; (exec taskset -c "$m" "$ld" --library-path "$B/lib" "$B/bin/$p" "$@") & pid=$!; pids="$pids $pid"; }
-# stop PID: kill it, wait for it
-stop() { kill -9 "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+# stop PID: kill it, wait for it, and forget it, so that cleanup never
+# kills a PID the system has given to another process since
+stop() {
+	kill -9 "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+	pids=$(echo "$pids" | tr ' ' '\n' | grep -vx "$1" | tr '\n' ' ')
+}
 # ticks PID: its user + system CPU time, in clock ticks (USER_HZ, 100 on Linux)
 ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 # record KEY VALUE: one result of one run
@@ -219,6 +224,15 @@ stat() {
 }
 # ratio A B: A / B to 2 places
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0 && a != "-") printf "%.2f", a / b; else print "-" }'; }
+# stock_fork_rows PART: a row per thread count of PART's stock and fork
+# figures and their ratio
+stock_fork_rows() {
+	echo "| threads | stock | fork | fork/stock |"
+	echo "|---|---|---|---|"
+	for t in $threads; do
+		echo "| $t | $(stat "$1.$t.stock") | $(stat "$1.$t.fork") | $(ratio "$(median "$1.$t.fork")" "$(median "$1.$t.stock")") |"
+	done
+}
 
 {
 	echo "# Multicore benchmark: stock Unbound against Unbound Steady"
@@ -232,11 +246,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0 && a != "-") printf "%.
 	echo
 	echo "## Table lookups ($keys keys), lookups/s"
 	echo
-	echo "| threads | stock | fork | fork/stock |"
-	echo "|---|---|---|---|"
-	for t in $threads; do
-		echo "| $t | $(stat "table.$t.stock") | $(stat "table.$t.fork") | $(ratio "$(median "table.$t.fork")" "$(median "table.$t.stock")") |"
-	done
+	stock_fork_rows table
 	echo
 	echo "Growth to $((keys * 4)) keys with a reader (1 writer, 1 reader): the reader's longest wait, us: stock $(stat grow.1.stock), fork $(stat grow.1.fork)."
 	echo
@@ -252,11 +262,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0 && a != "-") printf "%.
 	echo
 	echo "## Cache misses at $miss_rate x T queries/s: server CPU per answer, us (lower is better)"
 	echo
-	echo "| threads | stock | fork | fork/stock |"
-	echo "|---|---|---|---|"
-	for t in $threads; do
-		echo "| $t | $(stat "miss.$t.stock") | $(stat "miss.$t.fork") | $(ratio "$(median "miss.$t.fork")" "$(median "miss.$t.stock")") |"
-	done
+	stock_fork_rows miss
 } > "$work/report.md"
 cp "$work/report.md" "$out"
 cat "$out"
