@@ -13,7 +13,8 @@ usage="usage: bin/busybox sh run.sh [--quick] [--reps N] [--seconds S]
     table   lruhash_bench lookup: N keys, T threads, lookups/s; and growth
             to 4N keys with a reader (T = 1): the reader's longest wait
     floor   bench/udpfloor.c, a responder that only sets the QR bit:
-            answers per CPU-second of the responder (the kernel's cost)
+            answers per CPU-second of the responder (the kernel's cost);
+            again with recvmmsg batches of up to 32 queries (-b 32)
     hits    1000 warm names: answers per CPU-second of unbound, and qps
     misses  unique names under the zone's wildcard at a fixed rate
             (Q x T per second): unbound's CPU microseconds per answer
@@ -171,18 +172,24 @@ for t in $threads; do
 				record "grow.$t.$b" "$v"
 			done
 		fi
-		# the floor
-		port=$((port + 1))
-		start "$scpus" udpfloor -p "$port" -t "$t"
-		fpid=$pid
-		wait_port "$port"
-		before=$(ticks "$fpid")
-		set -- $(dnsperf "$port" "$work/hit.txt" "$seconds") x
-		after=$(ticks "$fpid")
-		[ $# -eq 3 ] || exit 1
-		stop "$fpid"
-		record "floor.$t" "$(awk -v n="$1" -v d=$((after - before)) 'BEGIN { printf "%.0f", d ? n / (d / 100) : 0 }')"
-		record "floorqps.$t" "$2"
+		# the floor: a recvfrom per query, and recvmmsg batches
+		for f in floor floorb; do
+			port=$((port + 1))
+			if [ $f = floor ]; then
+				start "$scpus" udpfloor -p "$port" -t "$t"
+			else
+				start "$scpus" udpfloor -p "$port" -t "$t" -b 32
+			fi
+			fpid=$pid
+			wait_port "$port"
+			before=$(ticks "$fpid")
+			set -- $(dnsperf "$port" "$work/hit.txt" "$seconds") x
+			after=$(ticks "$fpid")
+			[ $# -eq 3 ] || exit 1
+			stop "$fpid"
+			record "$f.$t" "$(awk -v n="$1" -v d=$((after - before)) 'BEGIN { printf "%.0f", d ? n / (d / 100) : 0 }')"
+			record "${f}qps.$t" "$2"
+		done
 		for b in stock fork; do
 			# cached answers
 			port=$((port + 1))
@@ -258,6 +265,11 @@ stock_fork_rows() {
 		flm=$(median "floor.$t") sm=$(median "hits.$t.stock") fm=$(median "hits.$t.fork")
 		echo "| $t | $(stat "floor.$t") | $(stat "hits.$t.stock") | $(stat "hits.$t.fork") | $(ratio "$fm" "$sm") |" \
 			"$(ratio "$fm" "$flm") | $(ratio "$sm" "$flm") | $(median "floorqps.$t"), $(median "hitqps.$t.stock"), $(median "hitqps.$t.fork") |"
+	done
+	echo
+	echo "The floor with batched receives (udpfloor -b 32: recvmmsg of up to 32 queued queries, a sendto per answer), answers per CPU-second, and its ratio to the floor above:"
+	for t in $threads; do
+		echo "T = $t: $(stat "floorb.$t") ($(ratio "$(median "floorb.$t")" "$(median "floor.$t")"))."
 	done
 	echo
 	echo "## Cache misses at $miss_rate x T queries/s: server CPU per answer, us (lower is better)"

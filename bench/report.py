@@ -148,7 +148,9 @@ def main():
              "run on | minutes |",
              "|---|---|---|---|"]
     head += [rows[name] for name, *_ in PARTS if name in rows]
-    text = "\n".join(head) + "\n\n" + "\n".join(sections[name] for name, *_ in PARTS
+    # one blank line between parts, however many a part read from the
+    # old report ended with (else every run adds one)
+    text = "\n".join(head) + "\n\n" + "\n".join(sections[name].rstrip("\n") + "\n" for name, *_ in PARTS
                                                 if name in sections)
     with open(report, "w") as f:
         f.write(text)

@@ -38,6 +38,7 @@ rows=$(grep -c '^| 1 |' "$report")
 grep '^| 1 |' "$report" | grep -q '| - |' && { cat "$report"; fail "a row has no figure"; }
 grep '^| 1 |' "$report" | grep -Eq '\| 0 \||\| 0\.0 \|' && { cat "$report"; fail "a row has a zero figure"; }
 grep -q 'reader.s longest wait, us: stock [0-9]' "$report" || { cat "$report"; fail "no growth figures"; }
-echo "  ok: the report has figures for table lookups, cached answers with the floor, misses and growth"
+grep -Eq '^T = 1: [1-9][0-9]* ' "$report" || { cat "$report"; fail "no figure for the floor with batched receives"; }
+echo "  ok: the report has figures for table lookups, cached answers with both floors, misses and growth"
 sed -n '/^| threads/,/^$/p' "$report" | sed 's/^/    /'
 echo "test_bench_bundle: ok"

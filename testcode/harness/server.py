@@ -191,7 +191,9 @@ class Unbound:
     def bin(self, name):
         return os.path.join(self.builddir, name)
 
-    def start(self, timeout=20):
+    def start(self, timeout=20, wrapper=()):
+        """Start unbound in the foreground; wrapper: a command line that
+        runs it (a profiler such as valgrind), or nothing."""
         # checkconf warns that the root stub's loopback address is never
         # queried: that is the point, so only its errors are shown
         r = subprocess.run([self.bin("unbound-checkconf"), self.conf],
@@ -199,7 +201,7 @@ class Unbound:
         if r.returncode != 0:
             raise RuntimeError("unbound-checkconf failed:\n" + r.stdout + r.stderr)
         self.logf = open(self.log, "w")
-        self.proc = subprocess.Popen([self.bin("unbound"), "-d", "-c", self.conf],
+        self.proc = subprocess.Popen(list(wrapper) + [self.bin("unbound"), "-d", "-c", self.conf],
                                      stdout=self.logf, stderr=subprocess.STDOUT)
         if wait_running(self, timeout):
             return self
