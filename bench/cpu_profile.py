@@ -56,7 +56,8 @@ GROUPS = [
     ("locks", r"pthread_(rw|spin|mutex)|lock_|_lock$|rwlock|spin_"),
     ("hash (query, rrset, msg)", r"XXH|xxh|hashlittle|hash_|_hash\b|query_info_hash|dname_query_hash|msgreply_hash"),
     ("cache lookup", r"lruhash_lookup|slabhash_lookup|bin_find|msg_cache_lookup|rrset_cache_lookup|lru_touch|"
-                     r"dns_cache_lookup|tomsg|reply_info_copy|rrset_array_lock|query_info_compare|reply_info_answer_copy"),
+                     r"dns_cache_lookup|tomsg|reply_info_copy|rrset_array_lock|query_info_compare|reply_info_answer_copy|"
+                     r"rrset_cache_touch"),
     ("name comparison", r"dname_lab_cmp|query_dname_compare|dname_count_labels|dname_subdomain_c|dname_strict"),
     ("cache insert", r"lruhash_insert|slabhash_insert|table_insert|bin_split|reclaim_space|dns_cache_store|"
                      r"rrset_cache_update|msg_cache|reply_info_parse|parse_copy|packed_rrset_copy|rrset_cache_"),

@@ -7,7 +7,8 @@
 # dynamic loader and libraries, and every tool it uses is the bundle's
 # busybox, so a machine with nothing but a Linux kernel (x86-64) runs it.
 usage="usage: bin/busybox sh run.sh [--quick] [--reps N] [--seconds S]
-         [--threads T,T,...] [--miss-rate Q] [--keys N] [--out FILE]
+         [--threads T,T,...] [--miss-rate Q] [--keys N]
+         [--parts table,floor,hits,misses] [--out FILE]
   In the bundle's directory (or anywhere: it finds the bundle from its
   own path). Parts, each for T = 1, 2, 4, ... up to half the CPUs:
     table   lruhash_bench lookup: N keys, T threads, lookups/s; and growth
@@ -18,8 +19,10 @@ usage="usage: bin/busybox sh run.sh [--quick] [--reps N] [--seconds S]
     hits    1000 warm names: answers per CPU-second of unbound, and qps
     misses  unique names under the zone's wildcard at a fixed rate
             (Q x T per second): unbound's CPU microseconds per answer
-  Stock and fork alternate, REPS runs each (default 5; --quick: 1 run of
-  2 s with small sizes, a smoke check whose figures are not results).
+  --parts runs only those (default: all; the floor goes with the hits
+  in the report). Stock and fork alternate, REPS runs each (default 5;
+  --quick: 1 run of 2 s with small sizes, a smoke check whose figures
+  are not results).
   Writes a Markdown report to FILE (default: report-HOST-DATE.md here)
   and to standard output. Needs no root; uses loopback ports 20000+."
 
@@ -37,6 +40,7 @@ export PATH
 
 args="$*"
 reps=5 seconds=10 threads="" miss_rate=3000 keys=1000000 out="" quick=0
+parts="table floor hits misses"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 reps=1 seconds=2 keys=100000 ;;
@@ -45,11 +49,20 @@ while [ $# -gt 0 ]; do
 	--threads) threads=$(echo "$2" | tr ',' ' '); shift ;;
 	--miss-rate) miss_rate=$2; shift ;;
 	--keys) keys=$2; shift ;;
+	--parts) parts=$(echo "$2" | tr ',' ' '); shift ;;
 	--out) out=$2; shift ;;
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
 	shift
 done
+for part in $parts; do
+	case $part in
+	table|floor|hits|misses) ;;
+	*) echo "run.sh: no part $part" >&2; echo "$usage" >&2; exit 2 ;;
+	esac
+done
+# want PART: whether this run measures PART
+want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 ld=$B/lib/ld-linux-x86-64.so.2
 [ -x "$ld" ] || { echo "run.sh: $ld is missing: not a bench bundle?" >&2; exit 1; }
 
@@ -161,11 +174,13 @@ for t in $threads; do
 	r=1
 	while [ $r -le $reps ]; do
 		# table lookups, stock and fork, alternating
-		for b in stock fork; do
-			v=$(run "$scpus" "lruhash_bench-$b" lookup "$keys" "$t" "$seconds" | sed -n 's/.*lookups_per_s=\([0-9.]*\).*/\1/p')
-			record "table.$t.$b" "$v"
-		done
-		if [ "$t" = 1 ]; then
+		if want table; then
+			for b in stock fork; do
+				v=$(run "$scpus" "lruhash_bench-$b" lookup "$keys" "$t" "$seconds" | sed -n 's/.*lookups_per_s=\([0-9.]*\).*/\1/p')
+				record "table.$t.$b" "$v"
+			done
+		fi
+		if want table && [ "$t" = 1 ]; then
 			for b in stock fork; do
 				v=$(run "$(cpus 0 $((ncpu > 1 ? 1 : 0)))" "lruhash_bench-$b" reader $((keys * 4)) |
 					sed -n 's/.*reader_max_us=\([0-9.]*\).*/\1/p')
@@ -174,6 +189,7 @@ for t in $threads; do
 		fi
 		# the floor: a recvfrom per query, and recvmmsg batches
 		for f in floor floorb; do
+			want floor || break
 			port=$((port + 1))
 			if [ $f = floor ]; then
 				start "$scpus" udpfloor -p "$port" -t "$t"
@@ -191,27 +207,32 @@ for t in $threads; do
 			record "${f}qps.$t" "$2"
 		done
 		for b in stock fork; do
-			# cached answers
+			want hits || want misses || break
 			port=$((port + 1))
 			unbound_conf "$b" "$t" "$port"
 			start "$scpus" "unbound-$b" -d -c "$work/$b.conf"
 			upid=$pid
 			wait_port "$port"
-			dnsperf "$port" "$work/hit.txt" 2 > /dev/null
-			before=$(ticks "$upid")
-			set -- $(dnsperf "$port" "$work/hit.txt" "$seconds") x
-			after=$(ticks "$upid")
-			[ $# -eq 3 ] || exit 1
-			record "hits.$t.$b" "$(awk -v n="$1" -v d=$((after - before)) 'BEGIN { printf "%.0f", d ? n / (d / 100) : 0 }')"
-			record "hitqps.$t.$b" "$2"
-			# cache misses at a fixed rate: names never asked before
-			rate=$((miss_rate * t))
-			awk -v n=$((rate * seconds * 2)) -v r="$r$b" 'BEGIN { for (i = 0; i < n; i++) printf "m%sx%d.example.test A\n", r, i }' > "$work/miss.txt"
-			before=$(ticks "$upid")
-			set -- $(dnsperf "$port" "$work/miss.txt" "$seconds" "$rate") x
-			after=$(ticks "$upid")
-			[ $# -eq 3 ] || exit 1
-			record "miss.$t.$b" "$(awk -v n="$1" -v d=$((after - before)) 'BEGIN { printf "%.1f", n ? d * 10000 / n : 0 }')"
+			if want hits; then
+				# cached answers
+				dnsperf "$port" "$work/hit.txt" 2 > /dev/null
+				before=$(ticks "$upid")
+				set -- $(dnsperf "$port" "$work/hit.txt" "$seconds") x
+				after=$(ticks "$upid")
+				[ $# -eq 3 ] || exit 1
+				record "hits.$t.$b" "$(awk -v n="$1" -v d=$((after - before)) 'BEGIN { printf "%.0f", d ? n / (d / 100) : 0 }')"
+				record "hitqps.$t.$b" "$2"
+			fi
+			if want misses; then
+				# cache misses at a fixed rate: names never asked before
+				rate=$((miss_rate * t))
+				awk -v n=$((rate * seconds * 2)) -v r="$r$b" 'BEGIN { for (i = 0; i < n; i++) printf "m%sx%d.example.test A\n", r, i }' > "$work/miss.txt"
+				before=$(ticks "$upid")
+				set -- $(dnsperf "$port" "$work/miss.txt" "$seconds" "$rate") x
+				after=$(ticks "$upid")
+				[ $# -eq 3 ] || exit 1
+				record "miss.$t.$b" "$(awk -v n="$1" -v d=$((after - before)) 'BEGIN { printf "%.1f", n ? d * 10000 / n : 0 }')"
+			fi
 			stop "$upid"
 		done
 		r=$((r + 1))
@@ -250,31 +271,38 @@ stock_fork_rows() {
 	echo "Builds: $(cat "$B/VERSIONS" 2>/dev/null | tr '\n' ';' | sed 's/;$//')  "
 	echo "Server on CPUs 0..T-1; dnsperf (threads: $gen_threads) on CPUs $gen_first..$((ncpu - 1)); $reps runs of $seconds s per build and thread count, stock and fork alternating; median [min-max]."
 	[ $ncpu -ge 4 ] || echo "With $ncpu CPUs only T = 1 fits with the generator on a CPU of its own; the many-core rows need a bigger machine."
-	echo
-	echo "## Table lookups ($keys keys), lookups/s"
-	echo
-	stock_fork_rows table
-	echo
-	echo "Growth to $((keys * 4)) keys with a reader (1 writer, 1 reader): the reader's longest wait, us: stock $(stat grow.1.stock), fork $(stat grow.1.fork)."
-	echo
-	echo "## Cached answers: answers per CPU-second of the server"
-	echo
-	echo "| threads | floor (QR flip) | stock | fork | fork/stock | fork/floor | stock/floor | qps: floor, stock, fork |"
-	echo "|---|---|---|---|---|---|---|---|"
-	for t in $threads; do
-		flm=$(median "floor.$t") sm=$(median "hits.$t.stock") fm=$(median "hits.$t.fork")
-		echo "| $t | $(stat "floor.$t") | $(stat "hits.$t.stock") | $(stat "hits.$t.fork") | $(ratio "$fm" "$sm") |" \
-			"$(ratio "$fm" "$flm") | $(ratio "$sm" "$flm") | $(median "floorqps.$t"), $(median "hitqps.$t.stock"), $(median "hitqps.$t.fork") |"
-	done
-	echo
-	echo "The floor with batched receives (udpfloor -b 32: recvmmsg of up to 32 queued queries, a sendto per answer), answers per CPU-second, and its ratio to the floor above:"
-	for t in $threads; do
-		echo "T = $t: $(stat "floorb.$t") ($(ratio "$(median "floorb.$t")" "$(median "floor.$t")"))."
-	done
-	echo
-	echo "## Cache misses at $miss_rate x T queries/s: server CPU per answer, us (lower is better)"
-	echo
-	stock_fork_rows miss
+	echo "Parts: $parts."
+	if want table; then
+		echo
+		echo "## Table lookups ($keys keys), lookups/s"
+		echo
+		stock_fork_rows table
+		echo
+		echo "Growth to $((keys * 4)) keys with a reader (1 writer, 1 reader): the reader's longest wait, us: stock $(stat grow.1.stock), fork $(stat grow.1.fork)."
+	fi
+	if want floor || want hits; then
+		echo
+		echo "## Cached answers: answers per CPU-second of the server"
+		echo
+		echo "| threads | floor (QR flip) | stock | fork | fork/stock | fork/floor | stock/floor | qps: floor, stock, fork |"
+		echo "|---|---|---|---|---|---|---|---|"
+		for t in $threads; do
+			flm=$(median "floor.$t") sm=$(median "hits.$t.stock") fm=$(median "hits.$t.fork")
+			echo "| $t | $(stat "floor.$t") | $(stat "hits.$t.stock") | $(stat "hits.$t.fork") | $(ratio "$fm" "$sm") |" \
+				"$(ratio "$fm" "$flm") | $(ratio "$sm" "$flm") | $(median "floorqps.$t"), $(median "hitqps.$t.stock"), $(median "hitqps.$t.fork") |"
+		done
+		echo
+		echo "The floor with batched receives (udpfloor -b 32: recvmmsg of up to 32 queued queries, a sendto per answer), answers per CPU-second, and its ratio to the floor above:"
+		for t in $threads; do
+			echo "T = $t: $(stat "floorb.$t") ($(ratio "$(median "floorb.$t")" "$(median "floor.$t")"))."
+		done
+	fi
+	if want misses; then
+		echo
+		echo "## Cache misses at $miss_rate x T queries/s: server CPU per answer, us (lower is better)"
+		echo
+		stock_fork_rows miss
+	fi
 } > "$work/report.md"
 cp "$work/report.md" "$out"
 cat "$out"

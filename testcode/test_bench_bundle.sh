@@ -41,4 +41,13 @@ grep -q 'reader.s longest wait, us: stock [0-9]' "$report" || { cat "$report"; f
 grep -Eq '^T = 1: [1-9][0-9]* ' "$report" || { cat "$report"; fail "no figure for the floor with batched receives"; }
 echo "  ok: the report has figures for table lookups, cached answers with both floors, misses and growth"
 sed -n '/^| threads/,/^$/p' "$report" | sed 's/^/    /'
+
+# --parts: only the misses, and the report has only their section
+"$top/scripts/in-root.sh" --net "$root" /bundle/bin/busybox sh /bundle/run.sh --quick --threads 1 \
+	--seconds 1 --miss-rate 500 --parts misses --out /tmp/misses.md > "$root/run.log" 2>&1 ||
+	{ cat "$root/run.log"; fail "run.sh --parts misses failed in the bare root"; }
+report=$root/tmp/misses.md
+grep -Eq '^\| 1 \| [1-9][0-9.]* ' "$report" || { cat "$report"; fail "--parts misses: no figures for the misses"; }
+grep -q '^## Table\|^## Cached' "$report" && { cat "$report"; fail "--parts misses: the report has parts that did not run"; }
+echo "  ok: --parts misses measures only the misses"
 echo "test_bench_bundle: ok"
