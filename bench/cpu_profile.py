@@ -179,7 +179,8 @@ def callgrind_costs(path):
 
 def profile_callgrind(build, count, mode, names):
     """Run one build under callgrind for count answers; returns
-    {symbol: instructions per answer}, answers."""
+    {symbol: instructions per answer}, answers, and {step parent:
+    {callee: instructions per answer of the call}}."""
     with tempfile.TemporaryDirectory(prefix="steady-prof-") as rundir:
         ub = Unbound(build, rundir, extra_conf=EXTRA % 1)
         out_file = os.path.join(rundir, "callgrind.out")
@@ -188,11 +189,9 @@ def profile_callgrind(build, count, mode, names):
             gen = ["dnsperf", "-s", "127.0.0.1", "-p", str(ub.port), "-c", "1", "-q", "10", "-t", "10"]
             subprocess.run(gen + ["-d", names["hits"], "-n", "2"], check=True, stdout=subprocess.DEVNULL)
             subprocess.run(["callgrind_control", "-z", str(ub.proc.pid)], check=True, stdout=subprocess.DEVNULL)
-            if mode == "hits":
-                passes = ["-n", str(max(1, count // 1000))]
-            else:
-                passes = ["-n", "1"]
-            out = subprocess.run(gen + ["-d", names[mode]] + passes, check=True, capture_output=True,
+            # the hit file has 1000 names, the miss file count
+            passes = str(max(1, count // 1000)) if mode == "hits" else "1"
+            out = subprocess.run(gen + ["-d", names[mode], "-n", passes], check=True, capture_output=True,
                                  text=True).stdout
             subprocess.run(["callgrind_control", "-d", str(ub.proc.pid)], check=True, stdout=subprocess.DEVNULL)
             # callgrind names a dump on request OUT.N; OUT itself is

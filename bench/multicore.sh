@@ -191,11 +191,10 @@ for t in $threads; do
 		for f in floor floorb; do
 			want floor || break
 			port=$((port + 1))
-			if [ $f = floor ]; then
-				start "$scpus" udpfloor -p "$port" -t "$t"
-			else
-				start "$scpus" udpfloor -p "$port" -t "$t" -b 32
-			fi
+			batch=""
+			[ $f = floor ] || batch="-b 32"
+			# shellcheck disable=SC2086
+			start "$scpus" udpfloor -p "$port" -t "$t" $batch
 			fpid=$pid
 			wait_port "$port"
 			before=$(ticks "$fpid")
