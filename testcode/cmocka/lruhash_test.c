@@ -29,14 +29,21 @@
 /** the start size of the tables that newtable makes */
 static size_t test_start_size = 2;
 
-/** make a test key; its hash spreads ids over bins and slabs */
+/** the hash of a test key: it spreads ids over bins and slabs */
+static hashvalue_type
+id_hash(int id)
+{
+	return (hashvalue_type)id * 2654435761u;
+}
+
+/** make a test key, with the hash of its id */
 static struct slabhash_testkey*
 newkey(int id)
 {
 	struct slabhash_testkey* k = calloc(1, sizeof(*k));
 	assert_non_null(k);
 	k->id = id;
-	k->entry.hash = (hashvalue_type)id * 2654435761u;
+	k->entry.hash = id_hash(id);
 	k->entry.key = k;
 	lock_rw_init(&k->entry.lock);
 	return k;
@@ -449,6 +456,80 @@ test_insert_or_retrieve(void** state)
 	lruhash_delete(t);
 }
 
+/** the table and key that __wrap_pthread_rwlock_wrlock looks up, at the
+ * first write lock of an entry other than the key's own; NULL: none */
+static struct lruhash* unseen_table = NULL;
+/** the key that the wrapper looks up in unseen_table */
+static struct slabhash_testkey* unseen_key = NULL;
+/** set when the wrapper looked the key up; 2 if the lookup found it */
+static int unseen_looked = 0;
+
+/** the real pthread_rwlock_wrlock */
+int __real_pthread_rwlock_wrlock(pthread_rwlock_t* l);
+
+/** pthread_rwlock_wrlock, that first looks up unseen_key when a write
+ * lock of another entry is taken while unseen_table is set: the evicted
+ * entry's, in the reclaim of an insert into a full table. The lookup
+ * runs in the inserting thread, as a lookup of another thread could run
+ * at that moment; the key's bin is not the evicted entry's, whose bin
+ * lock the reclaim holds. */
+int
+__wrap_pthread_rwlock_wrlock(pthread_rwlock_t* l)
+{
+	if(unseen_table && unseen_looked == 0 &&
+		l != &unseen_key->entry.lock) {
+		struct lruhash_entry* e;
+		unseen_looked = 1;
+		e = lruhash_lookup(unseen_table, unseen_key->entry.hash,
+			unseen_key, 0);
+		if(e) {
+			unseen_looked = 2;
+			lock_rw_unlock(&e->lock);
+		}
+	}
+	return __real_pthread_rwlock_wrlock(l);
+}
+
+/** insert_or_retrieve into a full table returns the new entry write
+ * locked before any lookup can find it: while its reclaim evicts an
+ * entry, a lookup of the new key finds nothing. Before, the entry was
+ * in its bin, unlocked, while the reclaim ran, and a lookup took it
+ * (a reader before the writer that was to fill it in). */
+static void
+test_insert_or_retrieve_unseen(void** state)
+{
+	int n = 8, j;
+	struct lruhash* t = newtable((size_t)n);
+	struct slabhash_testkey* k;
+	struct lruhash_entry* e;
+	size_t evicted_bin;
+	(void)state;
+	for(j = 1; j <= n; j++)
+		put(t, j, j);
+	assert_int_equal(t->num, n);
+	/* id 1 is at the lru end, not read: the reclaim evicts it */
+	evicted_bin = lruhash_bin_index(t, id_hash(1));
+	for(j = 1000; lruhash_bin_index(t, id_hash(j)) == evicted_bin; j++)
+		;
+	k = newkey(j);
+	k->entry.data = newdata(j);
+	unseen_key = k;
+	unseen_looked = 0;
+	unseen_table = t;
+	e = lruhash_insert_or_retrieve(t, k->entry.hash, &k->entry,
+		k->entry.data, NULL);
+	unseen_table = NULL;
+	assert_ptr_equal(e, &k->entry);
+	lock_rw_unlock(&e->lock);
+	/* the reclaim ran, and its lookup did not find the new entry */
+	assert_int_equal(unseen_looked, 1);
+	assert_int_equal(t->num, n);
+	assert_int_equal(get(t, 1), -1);
+	assert_int_equal(get(t, j), j);
+	check_table(t);
+	lruhash_delete(t);
+}
+
 /** the slabhash API on top: insert, lookup, remove, traverse, count,
  * collisions, memory, clear */
 static void
@@ -701,6 +782,7 @@ main(void)
 		cmocka_unit_test(test_all_referenced),
 		cmocka_unit_test(test_collisions),
 		cmocka_unit_test(test_insert_or_retrieve),
+		cmocka_unit_test(test_insert_or_retrieve_unseen),
 		cmocka_unit_test(test_slabhash_api),
 		cmocka_unit_test(test_grow_backoff),
 		cmocka_unit_test(test_grow_once),

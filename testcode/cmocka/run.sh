@@ -49,9 +49,10 @@ objs=$(echo "$objs" | sed "s|^|$bld/|" | tr '\n' ' ')
 rc=0
 for t in ${TESTS:-lruhash_test lruhash_stress}; do
 	# shellcheck disable=SC2086 # word lists
-	# lruhash_test makes malloc fail (test_grow_backoff)
+	# lruhash_test makes malloc fail (test_grow_backoff) and looks up
+	# a key at an entry's write lock (test_insert_or_retrieve_unseen)
 	wrap=""
-	[ $t = lruhash_test ] && wrap="-Wl,--wrap=malloc"
+	[ $t = lruhash_test ] && wrap="-Wl,--wrap=malloc -Wl,--wrap=pthread_rwlock_wrlock"
 	${CC:-gcc} $cflags -o "$out/$t" "$here/$t.c" $extra $objs $libs -lcmocka $wrap
 	arg=""
 	[ $t = lruhash_stress ] && arg=$secs
