@@ -10,7 +10,10 @@ usage="usage: build.sh SRCDIR BUILDDIR
   EXTRA_CFLAGS     appended to Debian's CFLAGS (e.g. sanitizers)
   JOBS             parallel make jobs (default: number of CPUs)
   FLEX, BISON      the names checked for the lexer and parser generators
-                   (default flex, bison); configure picks what it runs"
+                   (default flex, bison); configure picks what it runs
+  STEADY_TIMES     a file to append this build's times to, a line
+                   \"BUILDDIR START END CONFIGURE_SECONDS MAKE_SECONDS\"
+                   (make test's closing report reads it)"
 
 set -eu
 [ $# -eq 2 ] || { echo "$usage" >&2; exit 2; }
@@ -83,6 +86,7 @@ export PYTHON_SITE_PKG
 ccache_use "$(cd "$(dirname "$0")/.." && pwd)"
 
 cd "$bld"
+t_start=$(date +%s)
 # configure runs again when its options or the configure script change
 # (a patch may change configure).
 want=$(printf '%s\n' "$src" "$@" "$CFLAGS" "$CPPFLAGS" "$LDFLAGS" "$PYTHON_SITE_PKG" "${PYTHON:-}" "$(sha256sum < "$src/configure")")
@@ -111,7 +115,11 @@ if [ "$(cat .parser-stamp 2>/dev/null)" != "$gen" ]; then
 	make -W "$src/util/configlexer.lex" util/configlexer.c >/dev/null
 	echo "$gen" > .parser-stamp
 fi
+t_make=$(date +%s)
 make -j"${JOBS:-$(nproc)}" > make.log 2>&1 || {
 	grep -E 'error|Error' make.log | head -n 30 >&2
 	die "make failed in $bld (full log: $bld/make.log)"
 }
+t_end=$(date +%s)
+[ -z "${STEADY_TIMES:-}" ] ||
+	echo "$bld $t_start $t_end $((t_make - t_start)) $((t_end - t_make))" >> "$STEADY_TIMES"

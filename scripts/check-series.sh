@@ -3,11 +3,16 @@
 # apply it to the base, build, and run upstream's make test plus the tdir
 # tests the prefix's patches add or change. Stops at, and names, the first
 # patch that breaks.
-usage="usage: check-series.sh [--force] [--last K] BASEDIR PATCHDIR WORKDIR
+usage="usage: check-series.sh [--force] [--last K] [--record FILE] BASEDIR PATCHDIR WORKDIR
   --last K   check only the last K prefixes (default: all)
   --force    check again prefixes that passed before (a prefix whose patches,
              base.pin, flags and check scripts are unchanged since it
              passed is not rebuilt, only reported)
+  --record FILE  the prefixes that passed, kept in the tree
+             (testcode/check-series.passed): a prefix whose patches are
+             recorded there is not checked again, except the last, which
+             is always checked; each prefix that passes is added, and
+             the file is rewritten with the current series' prefixes only
   WORKDIR gets a copy of the series (patches/ may change meanwhile), the
   tree and build of the prefix being checked (src/, obj/: left as they are
   when it fails), one log per prefix (logs/) and the results
@@ -16,10 +21,11 @@ usage="usage: check-series.sh [--force] [--last K] BASEDIR PATCHDIR WORKDIR
   environment: CONFIGURE_FLAGS (appended after --disable-flto), JOBS, CC"
 
 set -eu
-last=0 force=0
+last=0 force=0 record=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--last) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; last=$2; shift 2 ;;
+	--record) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; record=$2; shift 2 ;;
 	--force) force=1; shift ;;
 	*) break ;;
 	esac
@@ -78,6 +84,10 @@ for p in $(cat "$work/patches/series"); do
 	log=$work/logs/$(printf %02d $k)-${p%.patch}.log
 	rm -f "$log"
 	key=$(prefix_key $k)
+	if [ $force = 0 ] && [ $k -lt $n ] && [ -n "$record" ] && grep -q "^$key " "$record"; then
+		echo "check-series: ok $k/$n $p (recorded: $(grep "^$key " "$record" | head -n 1 | cut -d' ' -f4-))"
+		continue
+	fi
 	prev=$(grep "^$key .* setup=$setup " "$work/results" | tail -n 1)
 	if [ $force = 0 ] && [ "$(echo "$prev" | cut -d' ' -f2)" = ok ]; then
 		echo "check-series: ok $k/$n $p (passed before, $(echo "$prev" | awk '{ print $NF }'); --force/FORCE=1 checks again)"
@@ -138,7 +148,20 @@ for p in $(cat "$work/patches/series"); do
 	# Kept across runs for make upstream's cover letters, keyed by the
 	# sha256 of the prefix's patch files (the same series, the same key).
 	echo "$key ok $k $p make-test=$unit tdir=$(echo "${tdirs:-none}" | tr ' ' ,) setup=$setup $(date -u +%Y-%m-%dT%H:%MZ)" >> "$work/results"
+	[ -z "$record" ] || grep -q "^$key " "$record" 2>/dev/null ||
+		echo "$key $k $p passed $(date -u +%Y-%m-%d), make test $unit" >> "$record"
 	echo "check-series: ok $k/$n $p (build $((t2 - t1))s, make test $unit passed $((t3 - t2))s$tdirmsg)"
 done </dev/null
 rm -rf "$work/src" "$work/obj" "$work/bad"
+# The record keeps the prefixes of this series only, in order.
+if [ -n "$record" ] && [ -f "$record" ]; then
+	k=0
+	for p in $(cat "$work/patches/series"); do
+		k=$((k + 1))
+		grep -m 1 "^$(prefix_key $k) " "$record" || true
+	done > "$record.tmp"
+	{ sed -n '/^#/p' "$record"; cat "$record.tmp"; } > "$record.new"
+	rm -f "$record.tmp"
+	mv "$record.new" "$record"
+fi
 echo "check-series: prefixes $first..$n of $n build and pass"

@@ -12,7 +12,7 @@ usage="usage: make-deb.sh [--root ROOTDIR] DLDIR PATCHDIR OUTDIR
                   tree is then ROOTDIR/steady-deb.work/.
   When Debian versions of the package that sort above the fork's are in
   the build environment's apt index, OUTDIR/unbound-steady.pref is an apt
-  preferences file that holds exactly those back (README: Installing).
+  preferences file that holds exactly those back (doc/operators.md: Installing).
   environment:
   JOBS          parallel jobs (default: number of CPUs)
   DEBFULLNAME, DEBEMAIL  changelog signer (default: the last patch's author)"
@@ -169,7 +169,7 @@ if [ -n "$root" ]; then
 	}
 fi
 # Build-dependencies from the release built for; every one of them is in
-# Debian 12 and 13 (see README), so none of the package's features is
+# Debian 12 and 13 (see doc/operators.md), so none of the package's features is
 # dropped.
 if ! in_build "$intree" dpkg-checkbuilddeps 2>"$work/builddeps.txt"; then
 	[ "$(id -u)" = 0 ] || die "$(cat "$work/builddeps.txt")
@@ -221,7 +221,7 @@ if [ -n "$above" ]; then
 		echo "# to keep the fork installed over Debian's versions that sort above it"
 		echo "# and that were in $(os_field PRETTY_NAME)'s index when it was built."
 		echo "# A Debian version not named here that sorts above the fork, a new"
-		echo "# security fix say, replaces it at the next upgrade (README: Installing)."
+		echo "# security fix say, replaces it at the next upgrade (doc/operators.md: Installing)."
 		for v in $above; do
 			echo
 			echo "Explanation: the fork $version is installed instead of Debian's $v"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Run every test of Unbound Steady against a built fork: upstream's own
-# suites in the build directory, then ours. Ends with "N passed, N failed".
+# suites in the build directories and ours, two at a time where they can
+# share the machine. Ends with where the time went and "N passed, N failed".
 usage="usage: run-tests.sh BUILDDIR [TEST ...]
   TEST names one of: upstream-unit upstream-tdir tdir-base-failures roundtrip fetch-errors
   base-change rebase-check deb-version security-status readme-facts
@@ -26,7 +27,11 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   (deb installs and purges the fork's packages on this machine, as root;
   deb-upgrade installs Debian's unbound from apt, the fork's over it, then
   Debian's again, and purges them)
-  (default: all). Logs go to build/test/."
+  (default: all: TEST_JOBS of them at a time, default 3, then one at a
+  time those that measure time or change the machine; named tests run
+  one after the other, or TEST_JOBS at a time). Logs go to build/test/.
+  Ends with the time of each build (STEADY_TIMES, as make test sets it)
+  and test, the total since STEADY_TEST_START, and its budget."
 
 set -u
 [ $# -ge 1 ] || { echo "$usage" >&2; exit 2; }
@@ -36,18 +41,37 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 logs=$top/build/test
 mkdir -p "$logs"
-[ $# -gt 0 ] || set -- upstream-unit upstream-tdir tdir-base-failures roundtrip fetch-errors \
-	base-change rebase-check deb-version security-status readme-facts \
-	patch-messages build-noparser \
-	deps-listen deps-listen-proof smoke install \
-	cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof \
-	scrapers monitoring stats-interval stats-passes stats-passes-dnscrypt libunbound-hashcheck \
-	hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 upstream-unit-tsan upstream-unit-asan cache-unit-32 zone-transfer zone-transfer-debug zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown \
-	zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan \
-	zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom \
-	control-lines soak \
-	fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config \
-	upstream-export check-series deb deb-upgrade
+# the builds' times (make test's), read at the end; the builds that tests
+# make themselves (check-series) are not among them
+times_file=${STEADY_TIMES:-}
+unset STEADY_TIMES
+default=0
+[ $# -gt 0 ] || default=1
+# The default list, for the pool in this order: the longest first, so
+# that the jobs end together. A chain ("a+b") runs in one job, one
+# after the other: cache-asan and cache-model share build/fork's
+# cmocka-address/.
+[ $# -gt 0 ] || set -- upstream-tdir check-series zone-fast-reload-apply \
+	upstream-unit-tsan fuzz-config zone-tsan zone-fast-reload-tsan upstream-unit-asan \
+	cache-tsan zone-rpz-ixfr-fail cache-asan+cache-model fuzz-lruhash fuzz-zonefile-roundtrip \
+	fuzz-zonefile-read zone-fast-reload upstream-unit-debug upstream-unit tdir-base-failures \
+	upstream-unit-32 upstream-unit-lookup3 upstream-unit-nothreads zone-ixfr-fail cache-unit-32 \
+	zone-oom cache-unit zone-kill zone-valgrind zone-zonemd zone-zonemd-pending rebase-check \
+	zone-zonemd-rollover wildcard-proof rpz-hash-proof base-change zone-rpz-memory \
+	zone-zonemd-off zone-rpz-full-transfer stats-passes stats-passes-dnscrypt hash-unit hash-unit-lookup3 \
+	zone-transfer zone-transfer-debug zone-ixfr control-lines wildcard-hash stats-interval \
+	zone-roundtrip zone-shutdown zone-reload-nomem zone-faults zone-transfer-nothreads zone-rpz \
+	upstream-export roundtrip fetch-errors patch-messages monitoring smoke install \
+	zone-reload-kind zone-zonemd-reload dnssec dnssec-lookup3 rpz-hash scrapers \
+	libunbound-hashcheck zone-url deb-version security-status readme-facts build-noparser \
+	soak zone-stall zone-stall-proof zone-reload zone-inplace-lock zone-notify \
+	deps-listen deps-listen-proof deb deb-upgrade
+# Of those, the tests that run alone, after the others, with the machine
+# to themselves: those that measure time (answers, stalls and outages
+# within limits) and those that change what every process sees (apt and
+# dpkg, the unbound user, listening sockets).
+alone="soak zone-stall zone-stall-proof zone-reload zone-inplace-lock zone-notify
+	deps-listen deps-listen-proof deb deb-upgrade"
 
 # Debian's Python, where python3-dnspython is installed (a python3 earlier
 # on PATH, e.g. from pyenv, may lack it).
@@ -58,16 +82,17 @@ export FUZZ_SEED
 # the i386 libraries of build/fork-32 (make fork-32)
 i386_libs=$top/build/i386/root/usr/lib/i386-linux-gnu:$top/build/i386/root/lib/i386-linux-gnu
 PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)}
-passed=0 failed=0 failed_names=""
-# run NAME CMD...: one test, its output in build/test/NAME.log; the log is
-# shown when it fails, and its summary lines always.
+# run NAME CMD...: one test, its output in build/test/NAME.log. Its report
+# (the summary lines, the log's tail when it fails, PASS or FAIL with its
+# time) is printed in one piece, as tests may run at the same time, and
+# its counts go to build/test/NAME.result for the totals: "PASSED FAILED
+# SECONDS EXIT".
 run() {
 	name=$1; shift
 	start=$(date +%s)
 	"$@" > "$logs/$name.log" 2>&1
 	rc=$?
 	secs=$(( $(date +%s) - start ))
-	grep -E '^upstream( tdir)?( (PASS|FAIL|SKIP))?:' "$logs/$name.log"
 	# A suite that counts its own tests ("...: N passed, M failed") adds
 	# those counts; any other test counts as one.
 	sub=$(grep -E '^[a-z ]+: [0-9]+ passed, [0-9]+ failed' "$logs/$name.log" | tail -n 1)
@@ -76,20 +101,26 @@ run() {
 		np=$(echo "$sub" | sed 's/^[a-z ]*: \([0-9]*\) passed.*/\1/')
 		nf=$(echo "$sub" | sed 's/.* \([0-9]*\) failed.*/\1/')
 	fi
-	if [ $rc -eq 0 ]; then
-		echo "PASS: $name (${secs}s)"
-	else
-		sed 's/^/    /' "$logs/$name.log" | tail -n 60
-		echo "FAIL: $name (${secs}s, exit $rc, log: $logs/$name.log)"
+	{
+		grep -E '^upstream( tdir)?( (PASS|FAIL|SKIP))?:' "$logs/$name.log"
+		if [ $rc -eq 0 ]; then
+			echo "PASS: $name (${secs}s)"
+		else
+			sed 's/^/    /' "$logs/$name.log" | tail -n 60
+			echo "FAIL: $name (${secs}s, exit $rc, log: $logs/$name.log)"
+		fi
+	} > "$logs/$name.report"
+	if [ $rc -ne 0 ]; then
 		[ -n "$sub" ] && [ "$nf" -gt 0 ] || nf=$((nf + 1))
 		[ -n "$sub" ] || np=0
-		failed_names="$failed_names $name"
 	fi
-	passed=$((passed + np))
-	failed=$((failed + nf))
+	echo "$np $nf $secs $rc" > "$logs/$name.result"
+	cat "$logs/$name.report"
 }
 
-for t; do
+# run_test NAME: the test NAME, through run().
+run_test() {
+	t=$1
 	case $t in
 	upstream-unit) run upstream-unit "$here/upstream-unit.sh" "$bld" ;;
 	upstream-tdir) run upstream-tdir "$here/upstream-tdir.sh" "$bld" ;;
@@ -224,15 +255,131 @@ for t; do
 		"$top/build/fork-asan" 50 "$FUZZ_SEED" ;;
 	upstream-export) run upstream-export "$here/test_upstream_export.sh" \
 		"$top/build/base" "$top/build/dl" ;;
+	# the prefixes not recorded as passed (make check-series records
+	# them), and the last one always
 	check-series) run check-series "$top/scripts/check-series.sh" --last 3 \
-		"$top/build/base" "$top/patches" "$top/build/check-series" ;;
+		--record "$here/check-series.passed" "$top/build/base" "$top/patches" "$top/build/check-series" ;;
 	deb) run deb sh -c 'make -C "$1" deb && "$2/test_deb.sh" "$1/build/deb"' sh "$top" "$here" ;;
 	deb-upgrade) run deb-upgrade sh -c 'make -C "$1" deb && "$2/test_deb.sh" "$1/build/deb" --upgrade' \
 		sh "$top" "$here" ;;
-	*) echo "run-tests: unknown test $t" >&2; echo "$usage" >&2; exit 2 ;;
+	*) echo "run-tests: unknown test $t" >&2; return 2 ;;
 	esac
-done
+}
 
+# prep NAME: a build that tests of the alone list need, made in the pool
+# beside the other tests, whose waits leave CPU time for it: make deb
+# (deb, deb-upgrade). Listed with the builds in the closing report; when
+# it fails, the test's own make deb fails again and says why.
+prep() {
+	case $1 in
+	deb)
+		s=$(date +%s)
+		make -C "$top" deb > "$logs/prep-deb.log" 2>&1 || true
+		echo "$(( $(date +%s) - s )) build deb (make deb, beside the tests; log: $logs/prep-deb.log)" > "$logs/.prep-deb" ;;
+	esac
+}
+
+# pool N CHAIN...: run the chains, N at a time; a chain is test names
+# joined by "+", run one after the other (tests that share what they
+# write, such as a build directory's cmocka-address/). Tokens in a FIFO
+# bound the number running: a job takes one before it starts and gives
+# it back when it ends.
+pool() {
+	n=$1; shift
+	fifo=$logs/.pool.$$
+	rm -f "$fifo"
+	mkfifo "$fifo" || exit 2
+	exec 3<>"$fifo"
+	rm -f "$fifo"
+	i=0
+	while [ $i -lt "$n" ]; do echo >&3; i=$((i + 1)); done
+	for chain; do
+		read -r _ <&3
+		(
+			case $chain in
+			@*) prep "${chain#@}" ;;
+			*) for t in $(echo "$chain" | tr + ' '); do run_test "$t"; done ;;
+			esac
+			echo >&3
+		) &
+	done
+	wait
+	exec 3>&-
+}
+
+# Every test name must be known before any runs.
+all=""
+for c; do all="$all $(echo "$c" | tr + ' ')"; done
+for t in $all; do
+	grep -q "^	$t) run " "$0" || { echo "run-tests: unknown test $t" >&2; echo "$usage" >&2; exit 2; }
+	rm -f "$logs/$t.result" "$logs/$t.report"
+done
+start_all=$(date +%s)
+if [ "$default" = 1 ]; then
+	# TEST_JOBS tests at a time (default 3 on the 2 CPUs: most tests
+	# wait on transfers, timers and sleeps; upstream-tdir, the longest,
+	# used 0.11 CPUs, doc/ci-time.md), except those in $alone, which run
+	# after the others with the machine to themselves.
+	together="" solo=""
+	for c; do
+		case " $(echo $alone) " in *" $c "*) solo="$solo $c" ;; *) together="$together $c" ;; esac
+	done
+	case " $solo " in *" deb "*|*" deb-upgrade "*) together="@deb $together" ;; esac
+	# make tests once in each build directory whose tests run make there,
+	# so that tests running at the same time find it up to date
+	t0=$(date +%s)
+	for b in fork stock fork-lookup3 fork-tsan fork-asan fork-debug fork-nothreads fork-32; do
+		[ ! -f "$top/build/$b/Makefile" ] || make -C "$top/build/$b" -s -j"$(nproc)" tests > "$logs/prepare-$b.log" 2>&1 ||
+			{ tail -n 20 "$logs/prepare-$b.log"; echo "run-tests: make tests failed in build/$b"; exit 1; }
+	done
+	echo "$(( $(date +%s) - t0 ))" > "$logs/.prepare"
+	# shellcheck disable=SC2086
+	pool "${TEST_JOBS:-3}" $together
+	for t in $solo; do run_test "$t"; done
+else
+	rm -f "$logs/.prepare"
+	# shellcheck disable=SC2086
+	pool "${TEST_JOBS:-1}" "$@"
+fi
+end_all=$(date +%s)
+
+passed=0 failed=0 failed_names=""
+for t in $all; do
+	if [ -f "$logs/$t.result" ]; then
+		read -r np nf secs rc < "$logs/$t.result"
+	else
+		# the test's job ended without writing its result
+		np=0 nf=1 secs=0 rc=none
+		echo "FAIL: $t (no result: its job died; log: $logs/$t.log)"
+	fi
+	passed=$((passed + np))
+	failed=$((failed + nf))
+	[ "$rc" = 0 ] || failed_names="$failed_names $t"
+	echo "$secs test $t"
+done > "$logs/.times"
+
+# Where the time went: each build of this make test (scripts/build.sh
+# appends to $STEADY_TIMES) and each test, longest first, and the total
+# from make test's start (STEADY_TEST_START, which the Makefile sets).
+first=${STEADY_TEST_START:-$start_all}
+builds=0
+if [ -n "$times_file" ] && [ -f "$times_file" ]; then
+	while read -r b bs be bc bm; do
+		[ "$bs" -ge "$first" ] && [ "$be" -le "$start_all" ] || continue
+		echo "$((be - bs)) build $(basename "$b") (configure ${bc}s, make ${bm}s)" >> "$logs/.times"
+		builds=$((builds + be - bs))
+	done < "$times_file"
+fi
+[ ! -f "$logs/.prep-deb" ] || { cat "$logs/.prep-deb" >> "$logs/.times"; rm -f "$logs/.prep-deb"; }
+[ ! -f "$logs/.prepare" ] || echo "$(cat "$logs/.prepare") prepare (make tests in the build directories)" >> "$logs/.times"
+total=$((end_all - first))
+echo "time, longest first (seconds):"
+sort -rn "$logs/.times" | sed 's/^/  /'
+echo "  $((end_all - start_all)) all tests (from the first to the last, ${TEST_JOBS:-$([ "$default" = 1 ] && echo 3 || echo 1)} at a time)"
+[ "$first" = "$start_all" ] || echo "  $((start_all - first - builds)) packages, base, work tree and fuzz targets (the rest before the tests)"
 [ -z "$failed_names" ] || echo "failed:$failed_names"
+# The budget, its rule and the measured runs: doc/ci-time.md.
+budget=1800
+echo "make test: $total s of the $budget s budget ($((total * 100 / budget))%; doc/ci-time.md)"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

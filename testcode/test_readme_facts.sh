@@ -1,8 +1,10 @@
 #!/bin/sh
-# The README's countable statements match the tree: the unbound -V sample
-# (patch level = patches in the series, base and unfixed CVEs = base.pin),
-# the security summary's count, the number of replay tests, the links of
-# "Why this fork, in numbers", and one table row per test of run-tests.sh.
+# The README's countable statements match the tree: the security
+# summary's count and the links of "Why this fork, in numbers"; and those
+# of the documents it points to: the unbound -V sample of doc/building.md
+# (patch level = patches in the series, base and unfixed CVEs =
+# base.pin), and in doc/testing.md the number of replay tests and one
+# table row per test of run-tests.sh.
 usage="usage: test_readme_facts.sh SRCDIR
   SRCDIR is the patched tree (build/src), read only."
 
@@ -13,24 +15,26 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/pin.sh"
 pin_load "$top/base.pin" || exit 2
 readme=${README:-$top/README.md}
+building=$top/doc/building.md
+testing=$top/doc/testing.md
 fails=0
 ok() { echo "  ok: $*"; }
 bad() { echo "  FAIL: $*"; fails=$((fails + 1)); }
 
 n=$("$top/scripts/series.sh" "$top/patches" | wc -l)
-sample=$(grep '^Unbound Steady patch level [0-9]' "$readme" | head -n 1)
+sample=$(grep '^Unbound Steady patch level [0-9]' "$building" | head -n 1)
 want="Unbound Steady patch level $n, on Debian's unbound $BASE_DEBIAN_VERSION with its security patches; known upstream CVEs not fixed: $BASE_UNFIXED_CVES "
 case $sample in
 "$want"*) ok "the unbound -V sample: patch level $n, base $BASE_DEBIAN_VERSION, $BASE_UNFIXED_CVES unfixed CVEs" ;;
-*) bad "the unbound -V sample is '$sample', want '$want...'" ;;
+*) bad "the unbound -V sample of doc/building.md is '$sample', want '$want...'" ;;
 esac
 
 grep -q "Security status: $BASE_UNFIXED_CVES known upstream CVEs are not fixed" "$readme" &&
 	ok "the security summary says $BASE_UNFIXED_CVES" || bad "the security summary does not say $BASE_UNFIXED_CVES (base.pin)"
 
 rpl=$(ls "$src"/testdata/*.rpl | wc -l)
-grep -q "all $rpl \`testdata/\*.rpl\` replay tests" "$readme" && ok "$rpl replay tests, as the tree has" ||
-	bad "the README does not say 'all $rpl \`testdata/*.rpl\` replay tests' ($src has $rpl)"
+grep -q "all $rpl \`testdata/\*.rpl\` replay tests" "$testing" && ok "$rpl replay tests, as the tree has" ||
+	bad "doc/testing.md does not say 'all $rpl \`testdata/*.rpl\` replay tests' ($src has $rpl)"
 
 links=$(sed -n '/^## Why this fork, in numbers/,/^## /p' "$readme" | grep -o '](doc/[^)#]*' | sed 's/^](//' | sort -u)
 [ -n "$links" ] || bad "no doc/ links in 'Why this fork, in numbers'"
@@ -39,15 +43,16 @@ for l in $links; do
 		bad "$l is missing or names no command"
 done
 
-# Every test that run-tests.sh runs by default has a row in the table.
-tests=$(sed -n '/^\[ \$# -gt 0 \] || set --/,/^$/p' "$top/testcode/run-tests.sh" |
-	sed -e 's/.*set --//' -e 's/\\$//' | tr ' \t' '\n\n' | grep -E '^[a-z0-9-]+$')
+# Every test that run-tests.sh runs by default has a row in the table
+# (the list joins the tests of a chain with "+").
+tests=$(awk '/^\[ \$# -gt 0 \] \|\| set --/ { on = 1 } on { print; if (!/\\$/) exit }' "$top/testcode/run-tests.sh" |
+	sed -e 's/.*set --//' -e 's/\\$//' | tr ' \t+' '\n\n\n' | grep -E '^[a-z0-9-]+$')
 missing=""
 for t in $tests; do
-	grep -q "^| [^|]*\`$t\`" "$readme" || missing="$missing $t"
+	grep -q "^| [^|]*\`$t\`" "$testing" || missing="$missing $t"
 done
-[ -z "$missing" ] && ok "every test of run-tests.sh ($(echo $tests | wc -w)) has a row in the README's table" ||
-	bad "tests without a row in the README's table:$missing"
+[ -z "$missing" ] && ok "every test of run-tests.sh ($(echo $tests | wc -w)) has a row in doc/testing.md's table" ||
+	bad "tests without a row in doc/testing.md's table:$missing"
 
 [ $fails -eq 0 ] && { echo "test_readme_facts: ok"; exit 0; }
 echo "test_readme_facts: $fails check(s) failed"; exit 1
