@@ -86,6 +86,10 @@ export PYTHON_SITE_PKG
 ccache_use "$(cd "$(dirname "$0")/.." && pwd)"
 
 cd "$bld"
+# make test runs two builds at a time under its own make: this build's
+# makes take JOBS, not the parent's job server (whose file descriptors
+# they do not get)
+unset MAKEFLAGS MFLAGS
 t_start=$(date +%s)
 # configure runs again when its options or the configure script change
 # (a patch may change configure).

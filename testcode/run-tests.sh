@@ -311,7 +311,7 @@ pool() {
 all=""
 for c; do all="$all $(echo "$c" | tr + ' ')"; done
 for t in $all; do
-	grep -q "^	$t) run " "$0" || { echo "run-tests: unknown test $t" >&2; echo "$usage" >&2; exit 2; }
+	grep -q "^	$t) " "$0" || { echo "run-tests: unknown test $t" >&2; echo "$usage" >&2; exit 2; }
 	rm -f "$logs/$t.result" "$logs/$t.report"
 done
 start_all=$(date +%s)
