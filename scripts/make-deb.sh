@@ -143,10 +143,69 @@ mv "$work/changelog" "$tree/debian/changelog"
 [ "$(cd "$tree" && dpkg-parsechangelog -S Version)" = "$version" ] ||
 	die "debian/changelog did not take the new version $version"
 
-# The fork's cache-hash patch uses xxHash (XXH3) when configure finds its
-# header, as make does; Debian's packaging does not know it yet.
+# The fork's cache-hash patch compiles XXH3 from xxHash's header into
+# unbound and libunbound8; Debian's packaging does not know it yet. The
+# package must have it, not fall back to lookup3 where the header is
+# missing (--with-xxhash fails configure then); 0.8.0 is the first
+# release whose XXH3 is stable. The code is xxHash's, so the two
+# packages name the xxhash source they were built with (Built-Using,
+# filled in at build time: a security fix of xxHash then rebuilds the
+# fork too) and debian/copyright has its licence.
 grep -q libxxhash-dev "$tree/debian/control" ||
-	sed -i 's/^Build-Depends:/Build-Depends: libxxhash-dev,/' "$tree/debian/control"
+	sed -i 's/^Build-Depends:/Build-Depends: libxxhash-dev (>= 0.8.0),/' "$tree/debian/control"
+grep -q '^CONFIGURE_ARGS += --with-xxhash$' "$tree/debian/rules" ||
+	sed -i '/^CONFIGURE_ARGS += --with-rootkey-file=/a\
+# Unbound Steady: XXH3 for the cache hash (cache-hash: xxh3), see debian/control.\
+CONFIGURE_ARGS += --with-xxhash' "$tree/debian/rules"
+grep -q '^CONFIGURE_ARGS += --with-xxhash$' "$tree/debian/rules" ||
+	die "could not add --with-xxhash to debian/rules (CONFIGURE_ARGS += --with-rootkey-file line gone?)"
+for p in unbound libunbound8; do
+	sed -i "/^Package: $p\$/a\\
+Built-Using: \${steady:Built-Using}" "$tree/debian/control"
+	grep -A1 "^Package: $p\$" "$tree/debian/control" | grep -q '^Built-Using: ${steady:Built-Using}$' ||
+		die "could not add Built-Using to package $p in debian/control"
+done
+grep -q '^override_dh_gencontrol:' "$tree/debian/rules" &&
+	die "Debian's debian/rules has its own override_dh_gencontrol now: add the steady:Built-Using substitution to it"
+cat >> "$tree/debian/rules" <<'RULES'
+
+# Unbound Steady: the xxhash source whose header unbound and libunbound8
+# are built with.
+override_dh_gencontrol:
+	dh_gencontrol -- -Vsteady:Built-Using="$(shell dpkg-query -W -f='$${source:Package} (= $${source:Version})' libxxhash-dev)"
+RULES
+cat >> "$tree/debian/copyright" <<'COPYRIGHT'
+
+Files: debian/xxhash.h
+Copyright: 2012-2021 Yann Collet
+License: BSD-2-clause-xxHash
+Comment: Not a file of this source: XXH3 of xxHash is compiled into
+ unbound and libunbound8 from the header of libxxhash-dev (their
+ Built-Using field names its source and version), for the cache hash
+ that the Unbound Steady patches add (cache-hash: xxh3).
+
+License: BSD-2-clause-xxHash
+ Redistribution and use in source and binary forms, with or without modification,
+ are permitted provided that the following conditions are met:
+ .
+ * Redistributions of source code must retain the above copyright notice, this
+   list of conditions and the following disclaimer.
+ .
+ * Redistributions in binary form must reproduce the above copyright notice, this
+   list of conditions and the following disclaimer in the documentation and/or
+   other materials provided with the distribution.
+ .
+ THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS" AND
+ ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE IMPLIED
+ WARRANTIES OF MERCHANTABILITY AND FITNESS FOR A PARTICULAR PURPOSE ARE
+ DISCLAIMED. IN NO EVENT SHALL THE COPYRIGHT HOLDER OR CONTRIBUTORS BE LIABLE FOR
+ ANY DIRECT, INDIRECT, INCIDENTAL, SPECIAL, EXEMPLARY, OR CONSEQUENTIAL DAMAGES
+ (INCLUDING, BUT NOT LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR SERVICES;
+ LOSS OF USE, DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER CAUSED AND ON
+ ANY THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY, OR TORT
+ (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE OF THIS
+ SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
+COPYRIGHT
 
 # The fork is never replaced, nor installed over a newer Debian version,
 # without a notice: conf/deb/unbound.preinst and unbound.prerm, with the
@@ -233,11 +292,13 @@ if [ -n "$above" ]; then
 fi
 
 # Replace OUTDIR's files only now, so it never mixes two versions.
-rm -f "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes "$out"/build.log "$out"/PATCHLEVEL "$out"/unbound-steady.pref
+rm -f "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes "$out"/build.log "$out"/PATCHLEVEL "$out"/unbound-steady.pref "$out"/control
 mv "$work"/*.deb "$work"/*.buildinfo "$work"/*.changes "$work/build.log" "$out"/
 [ ! -f "$work/unbound-steady.pref" ] || mv "$work/unbound-steady.pref" "$out"/
 echo "$version" > "$out/VERSION"
 echo "$n" > "$out/PATCHLEVEL"
+# the packaging's control file as built, for the deb test
+cp "$tree/debian/control" "$out/control"
 rm -rf "$work"
 echo "make-deb: $BASE_PACKAGE $version in $out:"
 (cd "$out" && ls *.deb | sed 's/^/  /')

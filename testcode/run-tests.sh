@@ -298,7 +298,8 @@ pool() {
 		(
 			case $chain in
 			@*) prep "${chain#@}" ;;
-			*) for t in $(echo "$chain" | tr + ' '); do run_test "$t"; done ;;
+			# the tests, and daemons they leave, do not get the FIFO
+			*) for t in $(echo "$chain" | tr + ' '); do run_test "$t" 3>&-; done ;;
 			esac
 			echo >&3
 		) &
@@ -307,6 +308,9 @@ pool() {
 	exec 3>&-
 }
 
+case ${TEST_JOBS:-1} in
+""|*[!0-9]*|0) echo "run-tests: TEST_JOBS must be a positive number" >&2; exit 2 ;;
+esac
 # Every test name must be known before any runs.
 all=""
 for c; do all="$all $(echo "$c" | tr + ' ')"; done
@@ -314,6 +318,7 @@ for t in $all; do
 	grep -q "^	$t) " "$0" || { echo "run-tests: unknown test $t" >&2; echo "$usage" >&2; exit 2; }
 	rm -f "$logs/$t.result" "$logs/$t.report"
 done
+rm -f "$logs/.prep-deb" "$logs/.prepare"
 start_all=$(date +%s)
 if [ "$default" = 1 ]; then
 	# TEST_JOBS tests at a time (default 3 on the 2 CPUs: most tests
@@ -337,8 +342,6 @@ if [ "$default" = 1 ]; then
 	pool "${TEST_JOBS:-3}" $together
 	for t in $solo; do run_test "$t"; done
 else
-	rm -f "$logs/.prepare"
-	# shellcheck disable=SC2086
 	pool "${TEST_JOBS:-1}" "$@"
 fi
 end_all=$(date +%s)

@@ -44,6 +44,26 @@ for p in $pkgs; do
 	debs="$debs $f"
 done
 
+# xxHash, whose XXH3 unbound and libunbound8 compile in from its header:
+# a versioned build-dependency, the source and version each was built
+# with (Built-Using, so that a security fix of xxHash rebuilds them), and
+# its licence in their copyright files.
+[ -f "$debdir/control" ] || fail "no $debdir/control (run make deb)"
+grep -q '^Build-Depends:.*libxxhash-dev (>= 0\.8\.0)' "$debdir/control" ||
+	fail "debian/control does not build-depend on libxxhash-dev (>= 0.8.0)"
+for p in unbound libunbound8; do
+	f=$debdir/${p}_${ver}_$arch.deb
+	bu=$(dpkg-deb -f "$f" Built-Using)
+	case $bu in
+	"xxhash (= "*")") ;;
+	*) fail "$p: Built-Using is '$bu', want 'xxhash (= VERSION)'" ;;
+	esac
+	dpkg-deb --fsys-tarfile "$f" | tar -xO "./usr/share/doc/$p/copyright" |
+		grep -q '^License: BSD-2-clause-xxHash$' ||
+		fail "$p: its copyright file has no licence of xxHash"
+done
+echo "  ok: xxHash: libxxhash-dev (>= 0.8.0), Built-Using: $bu, its licence in the copyright files"
+
 # status PKG: dpkg's status word (installed, config-files, ...) or nothing.
 status() { dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null; }
 
@@ -267,6 +287,10 @@ echo "  ok: installed $(dpkg-query -W -f='${Package} ${Version}\n' unbound)"
 grep -q "^Unbound Steady patch level $level, on Debian's unbound ${ver%%+steady*} .*known upstream CVEs not fixed: $BASE_UNFIXED_CVES " "$tmp/version" ||
 	{ cat "$tmp/version"; rc=1; fail "/usr/sbin/unbound -V does not name Unbound Steady patch level $level, the base ${ver%%+steady*} and $BASE_UNFIXED_CVES unfixed CVEs (base.pin)"; }
 echo "  ok: $(grep '^Unbound Steady' "$tmp/version")"
+# configured --with-xxhash, so the package never falls back to lookup3
+grep -q -- '--with-xxhash' "$tmp/version" && grep -q '^Cache hash: xxh3 by default' "$tmp/version" ||
+	{ cat "$tmp/version"; rc=1; fail "/usr/sbin/unbound -V: not configured --with-xxhash, or xxh3 is not the cache hash"; }
+echo "  ok: $(grep '^Cache hash:' "$tmp/version")"
 
 # The package's system account and its directory (debian/unbound.sysusers
 # and unbound.tmpfiles since 1.25.0-1, maintainer scripts before): the
