@@ -195,7 +195,7 @@ export STEADY_TIMES := $(CURDIR)/$(B)/build-times
 TEST_START := $(shell date +%s)
 TEST_BUILDS = build stock hashbug fork-lookup3 fork-tsan fork-asan fork-debug fork-nothreads fork-32 fork-dnscrypt fork-fuzz
 # The builds run two at a time, after the packages are in: configure is
-# serial, so one build at a time kept the 2 CPUs 74% busy
+# serial, so one build at a time kept 1.51 of the 2 CPUs busy
 # (doc/ci-time.md). TEST_BUILD_JOBS=1 builds one at a time.
 TEST_BUILD_JOBS ?= 2
 test: deps-test
