@@ -47,37 +47,36 @@ times_file=${STEADY_TIMES:-}
 unset STEADY_TIMES
 default=0
 [ $# -gt 0 ] || default=1
-# The default list, for the pool in this order: the longest first, so
-# that the jobs end together. A chain ("a+b") runs in one job, one
-# after the other: cache-asan and cache-model share build/fork's
-# cmocka-address/.
-[ $# -gt 0 ] || set -- upstream-tdir check-series \
-	upstream-unit-tsan fuzz-config upstream-unit-asan \
-	cache-tsan zone-rpz-ixfr-fail cache-asan+cache-model fuzz-lruhash fuzz-zonefile-roundtrip \
-	fuzz-zonefile-read upstream-unit-debug upstream-unit tdir-base-failures \
-	upstream-unit-32 upstream-unit-lookup3 upstream-unit-nothreads zone-ixfr-fail cache-unit-32 \
-	zone-oom cache-unit zone-kill zone-valgrind zone-zonemd zone-zonemd-pending rebase-check \
-	zone-zonemd-rollover wildcard-proof rpz-hash-proof base-change zone-rpz-memory \
-	zone-zonemd-off zone-rpz-full-transfer stats-passes stats-passes-dnscrypt hash-unit hash-unit-lookup3 \
+# The default list. The tests in $pooled start no daemon (upstream's unit
+# and replay tests, the cmocka and fuzz tests, the checks of the series
+# and the packaging): they run first, TEST_JOBS at a time, longest
+# first. A chain ("a+b") runs in one job, one after the other:
+# cache-asan and cache-model share build/fork's cmocka-address/. Every
+# other test then runs alone, in this order, with the machine to itself:
+# the daemon tests wait on transfers, DS lookups and timeouts, and with
+# them in the pool, three of six runs failed one (a fast_reload apply,
+# zone-tsan's DS lookup, upstream's auth_transfer_limit; doc/ci-time.md).
+[ $# -gt 0 ] || set -- check-series upstream-unit-asan upstream-unit-tsan fuzz-config \
+	cache-asan+cache-model cache-tsan fuzz-zonefile-roundtrip fuzz-lruhash fuzz-zonefile-read \
+	upstream-unit-debug upstream-unit-32 upstream-unit-lookup3 upstream-unit-nothreads \
+	upstream-unit upstream-export cache-unit cache-unit-32 rebase-check base-change \
+	roundtrip hash-unit hash-unit-lookup3 fetch-errors install patch-messages \
+	libunbound-hashcheck deb-version security-status readme-facts build-noparser \
+	upstream-tdir tdir-base-failures zone-fast-reload-apply zone-tsan zone-fast-reload-tsan \
+	zone-rpz-ixfr-fail zone-fast-reload zone-ixfr-fail zone-oom zone-kill zone-valgrind \
+	zone-zonemd zone-zonemd-pending zone-zonemd-rollover wildcard-proof rpz-hash-proof \
+	zone-rpz-memory zone-zonemd-off zone-rpz-full-transfer stats-passes stats-passes-dnscrypt \
 	zone-transfer zone-transfer-debug zone-ixfr control-lines wildcard-hash stats-interval \
 	zone-roundtrip zone-shutdown zone-reload-nomem zone-faults zone-transfer-nothreads zone-rpz \
-	upstream-export roundtrip fetch-errors patch-messages monitoring smoke install \
-	zone-reload-kind zone-zonemd-reload dnssec dnssec-lookup3 rpz-hash scrapers \
-	libunbound-hashcheck zone-url deb-version security-status readme-facts build-noparser \
-	soak zone-stall zone-stall-proof zone-reload zone-inplace-lock zone-notify \
-	zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan zone-tsan \
-	deps-listen deps-listen-proof deb deb-upgrade
-# Of those, the tests that run alone, after the others, with the machine
-# to themselves: those that measure time (answers, stalls and outages
-# within limits) and those that change what every process sees (apt and
-# dpkg, the unbound user, listening sockets). The fast_reload tests time
-# their steps against a transfer they trigger (test_zone_fast_reload_apply
-# allows it 2 s), and zone-tsan's ZONEMD check needs a DS lookup through
-# the test's proxy to end within unbound's timeouts in the TSan build:
-# with three tests at a time, each failed once (doc/ci-time.md).
-alone="soak zone-stall zone-stall-proof zone-reload zone-inplace-lock zone-notify
-	zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan zone-tsan
-	deps-listen deps-listen-proof deb deb-upgrade"
+	monitoring smoke zone-reload-kind zone-zonemd-reload dnssec dnssec-lookup3 rpz-hash \
+	scrapers zone-url soak zone-stall zone-stall-proof zone-reload zone-inplace-lock \
+	zone-notify deps-listen deps-listen-proof deb deb-upgrade
+pooled="check-series upstream-unit-asan upstream-unit-tsan fuzz-config
+	cache-asan+cache-model cache-tsan fuzz-zonefile-roundtrip fuzz-lruhash fuzz-zonefile-read
+	upstream-unit-debug upstream-unit-32 upstream-unit-lookup3 upstream-unit-nothreads
+	upstream-unit upstream-export cache-unit cache-unit-32 rebase-check base-change
+	roundtrip hash-unit hash-unit-lookup3 fetch-errors install patch-messages
+	libunbound-hashcheck deb-version security-status readme-facts build-noparser"
 
 # Debian's Python, where python3-dnspython is installed (a python3 earlier
 # on PATH, e.g. from pyenv, may lack it).
@@ -327,13 +326,12 @@ done
 rm -f "$logs/.prep-deb" "$logs/.prepare"
 start_all=$(date +%s)
 if [ "$default" = 1 ]; then
-	# TEST_JOBS tests at a time (default 3 on the 2 CPUs: most tests
-	# wait on transfers, timers and sleeps; upstream-tdir, the longest,
-	# used 0.11 CPUs, doc/ci-time.md), except those in $alone, which run
-	# after the others with the machine to themselves.
+	# the tests of $pooled TEST_JOBS at a time (default 3 on the 2
+	# CPUs, as make deb is built among them), then every other test
+	# alone
 	together="" solo=""
 	for c; do
-		case " $(echo $alone) " in *" $c "*) solo="$solo $c" ;; *) together="$together $c" ;; esac
+		case " $(echo $pooled) " in *" $c "*) together="$together $c" ;; *) solo="$solo $c" ;; esac
 	done
 	case " $solo " in *" deb "*|*" deb-upgrade "*) together="@deb $together" ;; esac
 	# make tests once in each build directory whose tests run make there,
