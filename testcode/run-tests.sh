@@ -54,8 +54,9 @@ default=0
 # cache-asan and cache-model share build/fork's cmocka-address/. Every
 # other test then runs alone, in this order, with the machine to itself:
 # the daemon tests wait on transfers, DS lookups and timeouts, and with
-# them in the pool, three of six runs failed one (a fast_reload apply,
-# zone-tsan's DS lookup, upstream's auth_transfer_limit; doc/ci-time.md).
+# them in the pool, three of six runs failed (a fast_reload apply,
+# zone-tsan's DS lookup, upstream's auth_transfer_limit and zone-faults;
+# doc/ci-time.md).
 [ $# -gt 0 ] || set -- check-series upstream-unit-asan upstream-unit-tsan fuzz-config \
 	cache-asan+cache-model cache-tsan fuzz-zonefile-roundtrip fuzz-lruhash fuzz-zonefile-read \
 	upstream-unit-debug upstream-unit-32 upstream-unit-lookup3 upstream-unit-nothreads \
