@@ -383,7 +383,11 @@ fi
 total=$((end_all - first))
 echo "time, longest first (seconds):"
 sort -rn "$logs/.times" | sed 's/^/  /'
-echo "  $((end_all - start_all)) all tests (from the first to the last, ${TEST_JOBS:-$([ "$default" = 1 ] && echo 3 || echo 1)} at a time)"
+if [ "$default" = 1 ]; then
+	echo "  $((end_all - start_all)) all tests (the pooled ones ${TEST_JOBS:-3} at a time, then the others one at a time)"
+else
+	echo "  $((end_all - start_all)) all tests (${TEST_JOBS:-1} at a time)"
+fi
 [ "$first" = "$start_all" ] || echo "  $((start_all - first)) before the tests: packages, base, work tree, the builds above ($builds s together; make test runs two at a time) and the fuzz targets"
 [ -z "$failed_names" ] || echo "failed:$failed_names"
 # The budget, its rule and the measured runs: doc/ci-time.md.
