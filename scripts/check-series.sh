@@ -84,7 +84,7 @@ for p in $(cat "$work/patches/series"); do
 	log=$work/logs/$(printf %02d $k)-${p%.patch}.log
 	rm -f "$log"
 	key=$(prefix_key $k)
-	if [ $force = 0 ] && [ $k -lt $n ] && [ -n "$record" ] && grep -q "^$key " "$record"; then
+	if [ $force = 0 ] && [ $k -lt $n ] && [ -n "$record" ] && grep -q "^$key " "$record" 2>/dev/null; then
 		echo "check-series: ok $k/$n $p (recorded: $(grep "^$key " "$record" | head -n 1 | cut -d' ' -f4-))"
 		continue
 	fi

@@ -272,7 +272,7 @@ run_test() {
 	esac
 }
 
-# prep NAME: a build that tests of the alone list need, made in the pool
+# prep NAME: a build that tests run after the pool need, made in the pool
 # beside the other tests, whose waits leave CPU time for it: make deb
 # (deb, deb-upgrade). Listed with the builds in the closing report; when
 # it fails, the test's own make deb fails again and says why.
