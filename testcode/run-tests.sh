@@ -203,18 +203,24 @@ run_test() {
 	zone-inplace-lock) run zone-inplace-lock "$PYTHON" "$here/test_zone_inplace_lock.py" "$bld" ;;
 	zone-reload-kind) run zone-reload-kind sh -c 'for m in yes no; do "$1" "$2/test_zone_reload_kind.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
-	zone-zonemd) run zone-zonemd "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
-		--io-check ;;
+	# and a zonefile write queued before an apply whose check waits
+	zone-zonemd) run zone-zonemd sh -c '"$1" "$2/test_zone_zonemd.py" "$3" --io-check &&
+		"$1" "$2/test_zone_zonemd.py" "$3" --queued-write --io-thread yes' \
+		sh "$PYTHON" "$here" "$bld" ;;
 	# zone-zonemd runs it with the auth-zone I/O thread, this without
 	zone-zonemd-pending) run zone-zonemd-pending "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
 		--io-thread no ;;
-	# the I/O thread keeps the check pending over the reload
-	zone-zonemd-off) run zone-zonemd-off "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
-		--disable-at-reload --io-thread yes ;;
+	# the I/O thread keeps the check pending over the reload; the reload
+	# keeps the data, or reads another zonefile
+	zone-zonemd-off) run zone-zonemd-off sh -c '"$1" "$2/test_zone_zonemd.py" "$3" --disable-at-reload --io-thread yes &&
+		"$1" "$2/test_zone_zonemd.py" "$3" --disable-at-reload --rename-zonefile --io-thread yes' \
+		sh "$PYTHON" "$here" "$bld" ;;
 	# the lookup ends while the I/O thread applies serial 2
 	zone-zonemd-rollover) run zone-zonemd-rollover "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
 		--rollover --release-delay 0 --io-thread yes ;;
-	zone-zonemd-reload) run zone-zonemd-reload sh -c 'for m in yes no; do "$1" "$2/test_zone_zonemd_reload.py" "$3" --io-thread $m || exit 1; done' \
+	# and the I/O thread's check of it, held, with queries meanwhile
+	zone-zonemd-reload) run zone-zonemd-reload sh -c 'for m in yes no; do "$1" "$2/test_zone_zonemd_reload.py" "$3" --io-thread $m || exit 1; done &&
+		"$1" "$2/test_zone_zonemd_reload.py" "$3" --io-thread yes --held-hash' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	# fast_reload with and without +p under ASan; under TSan without +p
 	# only: with +p, TSan reports races in upstream's own +p code
@@ -223,7 +229,7 @@ run_test() {
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	# a transfer applied while fast_reload reads the zonefiles, after
 	# and before its comparison of the zones, with and without +p
-	zone-fast-reload-apply) run zone-fast-reload-apply sh -c 'for o in "" --nopause --apply-first "--apply-first --nopause --zone-set" --queued-apply --zonemd-hash "--zonemd-hash --nopause --zone-set" "--ixfr-copy --zone-set" "--ixfr-copy --nopause" "--ixfr-copy --apply-first"; do "$1" "$2/test_zone_fast_reload_apply.py" "$3" $o || exit 1; done' \
+	zone-fast-reload-apply) run zone-fast-reload-apply sh -c 'for o in "" --nopause --apply-first "--apply-first --nopause --zone-set" --queued-apply --zonemd-hash "--zonemd-hash --nopause --zone-set" "--queued-apply --drop-primary" "--queued-apply --drop-primary" "--ixfr-copy --zone-set" "--ixfr-copy --nopause" "--ixfr-copy --apply-first"; do "$1" "$2/test_zone_fast_reload_apply.py" "$3" $o || exit 1; done' \
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	# and the held write, apply, IXFR copy and ZONEMD hash of the apply
 	# test, under TSan too

@@ -28,6 +28,15 @@ that the apply ends while unbound-control fast_reload runs:
   queued, and the apply is not run (it is for the replaced zones). The
   transfer of serial 3 after it makes a new apply for ZONE's transfer;
   the one left must not leak (an ASan build reports that at exit);
+- with --drop-primary (with --queued-apply), the new configuration
+  removes ZONE's primary instead, so fast_reload deletes ZONE's transfer
+  while its apply is queued (issue 41's finding 2): unbound runs 4
+  threads, and ZONE's NOTIFY is sent from a source port whose queries a
+  worker other than 0 takes, so that transfer is not worker 0's; worker
+  0 takes the change first, before the worker that owns the transfer
+  gives up its apply. The apply must not run, nor its job be used after
+  it was freed (an ASan build reports that); ZONE then answers serial 1,
+  read from its zonefile, and the checks of serials 2 and 3 are not run;
 - with --zonemd-hash (with the default order or --apply-first), the
   apply is held in the middle of its ZONEMD hash instead, at the digest
   update of the TXT RRset (STEADY_HOLD_DIGEST): zonemd-check: yes, and
@@ -54,8 +63,9 @@ answered serial 2 it never answers serial 1; unbound stops with exit
 status 0; with a sanitizer build, its log has no sanitizer report.
 
 usage: test_zone_fast_reload_apply.py BUILDDIR [--nopause] [--apply-first]
-                                      [--queued-apply] [--zonemd-hash]
-                                      [--ixfr-copy] [--zone-set] [--wait S]"""
+                                      [--queued-apply [--drop-primary]]
+                                      [--zonemd-hash] [--ixfr-copy]
+                                      [--zone-set] [--wait S]"""
 
 import argparse
 import os
@@ -64,6 +74,9 @@ import sys
 import tempfile
 import threading
 import time
+
+import dns.message
+import dns.query
 
 from harness.zone import (KnotPrimary, Primary, Secondary, SoaPoller, build_preload,
                           changed_zone_set, checker, dnssec_keys, file_serial, notify,
@@ -91,6 +104,43 @@ DIGEST_LEN = 22 + 10 + STRINGS * 201
 IXFR_VARY = 600
 
 
+def other_worker_port(sec):
+    """A source port from which unbound's worker 1, 2 or 3 takes the
+    queries (so-reuseport: the kernel picks the socket by the address
+    and ports); log-queries names the thread that answered."""
+    for sport in range(40000, 40100):
+        name = "port%d.%s" % (sport, OTHER)
+        q = dns.message.make_query(name, "A")
+        try:
+            dns.query.udp(q, "127.0.0.1", port=sec.port, timeout=2,
+                          source="127.0.0.1", source_port=sport)
+        except Exception:
+            continue
+        m = None
+        if wait_for(lambda: re.search(r"unbound\[\d+:(\d+)\] info: 127\.0\.0\.1 %s A IN"
+                                      % re.escape(name), sec.read_log()), 5):
+            m = re.search(r"unbound\[\d+:(\d+)\] info: 127\.0\.0\.1 %s A IN"
+                          % re.escape(name), sec.read_log())
+        if m and m.group(1) != "0":
+            return sport
+    raise RuntimeError("no source port reaches a worker other than 0")
+
+
+def drop_primary_checks(sec, check):
+    """After fast_reload removed ZONE's primary with its apply queued:
+    the transfer was not worker 0's, the apply did not run, and ZONE
+    answers serial 1 from its zonefile."""
+    # the NOTIFY went to the worker of sport's queries (the same address
+    # and ports, the same socket); the SOA queries of the poller go to
+    # any, so the log cannot show which one took the NOTIFY
+    log = sec.read_log()
+    check("auth zone %s updated to serial 2" % ZONE not in log,
+          "the apply of %s serial 2 was not run" % ZONE)
+    check(wait_for(lambda: sec.serial(ZONE) == 1, 10),
+          "%s answers serial 1 from its zonefile (%s)" % (ZONE, sec.serial(ZONE)))
+    check(sec.serial(THIRD) == 2, "%s answers serial 2 (%s)" % (THIRD, sec.serial(THIRD)))
+
+
 def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
     ap.add_argument("builddir")
@@ -101,6 +151,9 @@ def main():
     ap.add_argument("--queued-apply", action="store_true",
                     help="ZONE's apply is still queued when fast_reload "
                     "replaces the zones, and ZONE has new primaries")
+    ap.add_argument("--drop-primary", action="store_true",
+                    help="with --queued-apply, fast_reload removes ZONE's "
+                    "primary, and ZONE's transfer is not worker 0's")
     ap.add_argument("--zonemd-hash", action="store_true",
                     help="as --apply-first, the apply held in its ZONEMD hash")
     ap.add_argument("--ixfr-copy", action="store_true",
@@ -116,6 +169,8 @@ def main():
         ap.error("--zonemd-hash holds ZONE's apply, --queued-apply THIRD's")
     if a.ixfr_copy and (a.queued_apply or a.zonemd_hash):
         ap.error("--ixfr-copy goes with the default order or --apply-first")
+    if a.drop_primary and not a.queued_apply:
+        ap.error("--drop-primary goes with --queued-apply")
     if a.zone_set and a.queued_apply:
         ap.error("--queued-apply makes a configuration of its own")
     # with --ixfr-copy the serials differ in IXFR_VARY names, not all
@@ -140,6 +195,8 @@ def main():
             write_zone(prim.zonefile(z), z, 1, N, **shape)
         sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
                         zones, io_thread=True, verbosity=3,
+                        threads=4 if a.drop_primary else 2,
+                        extra="\tlog-queries: yes" if a.drop_primary else "",
                         zone_options=("zonemd-check: yes",) if a.zonemd_hash else ())
         wrapper = ["env", "LD_PRELOAD=" + shim,
                    "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1",
@@ -216,19 +273,24 @@ def main():
                 # fast_reload's wait for the writes queued behind it, then
                 # THIRD's apply (to be held), then ZONE's apply. fast_reload
                 # gives ZONE another list of primaries.
+                sport = other_worker_port(sec) if a.drop_primary else 0
                 hold_write_of_other()
                 with open(sec.conf) as f:
                     text = f.read()
+                clause = '\tname: "%s"\n\tprimary: 127.0.0.1@%d\n' % (ZONE, prim.port)
+                if a.drop_primary:
+                    text = text.replace(clause, '\tname: "%s"\n' % ZONE)
+                else:
+                    text = text.replace('\tname: "%s"\n' % ZONE, clause)
                 with open(sec.conf, "w") as f:
-                    f.write(text.replace('\tname: "%s"\n' % ZONE, '\tname: "%s"\n'
-                                         '\tprimary: 127.0.0.1@%d\n' % (ZONE, prim.port)))
+                    f.write(text)
                 fr.start()
                 time.sleep(1.0)
                 transfer_zone_serial2(THIRD)
                 time.sleep(1.0)
                 write_zone(prim.zonefile(ZONE), ZONE, 2, N)
                 prim.reload({ZONE: 2})
-                notify(sec.port, ZONE)
+                notify(sec.port, ZONE, sport=sport)
                 time.sleep(2.0)
                 # the write goes on, fast_reload reads the zonefiles, the
                 # thread is held in THIRD's apply, and fast_reload waits
@@ -280,6 +342,9 @@ def main():
             print("fast_reload%s: %s" % (" +p" if a.nopause else "", out.strip()[-300:]))
             check(reload_out.get("rc") == 0 and "ok" in out.split(),
                   "fast_reload answers ok")
+            if a.drop_primary:
+                drop_primary_checks(sec, check)
+                raise StopIteration
             check(wait_for(lambda: sec.serial(ZONE) == 2, a.wait),
                   "%s answers serial 2 within %.0f s after fast_reload (%s)"
                   % (ZONE, a.wait, sec.serial(ZONE)))

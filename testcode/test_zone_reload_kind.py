@@ -5,7 +5,13 @@ config asks of it, as stock's reload, which reads the file, does:
 
 1. an auth-zone: that becomes an rpz: with the same name and zonefile
    must have RPZ policies for the data kept: a QNAME trigger that only
-   the kept (newer) serial has must be answered with its local data;
+   the kept (newer) serial has must be answered with its local data,
+   and its nested address triggers must work: with rpz-ip triggers for
+   10.0.0.0/8 and 10.1.0.0/16, a name that resolves to 10.2.0.1 must be
+   blocked (NXDOMAIN), which needs the parent pointers of the address
+   tree (rpz_finish_config; issue 41's finding 4). The name is in a third
+   zone, ip.example., served for-upstream only, so that its answer goes
+   through the respip module;
 2. a zone whose new config enables zonemd-check must have the kept data
    checked: with a ZONEMD digest that cannot match, the zone must answer
    SERVFAIL after the reload, and its zonefile must not be written.
@@ -22,6 +28,7 @@ usage: test_zone_reload_kind.py BUILDDIR [--io-thread yes|no|unset]"""
 
 import argparse
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -32,7 +39,7 @@ import dns.rcode
 
 from harness.zone import Primary, Secondary, file_serial, verdict, wait_for
 
-RPZ, ZMD = "rpz.example.", "zmd.example."
+RPZ, ZMD, IPZ = "rpz.example.", "zmd.example.", "ip.example."
 
 
 def zone_text(origin, serial, body):
@@ -46,7 +53,10 @@ def rpz_text(serial):
     # serial 1 triggers old.trigger., serial 2 also new.trigger.
     body = "old.trigger IN A 10.0.0.1\n"
     if serial >= 2:
-        body += "new.trigger IN A 10.0.0.2\n"
+        # and nested address triggers, blocking 10.0.0.0/8 and 10.1.0.0/16
+        body += ("new.trigger IN A 10.0.0.2\n"
+                 "8.0.0.0.10.rpz-ip IN CNAME .\n"
+                 "16.0.0.1.10.rpz-ip IN CNAME .\n")
     return zone_text(RPZ, serial, body)
 
 
@@ -75,21 +85,25 @@ def main():
     a = ap.parse_args()
     fails = []
     with tempfile.TemporaryDirectory(prefix="steady-reloadkind-") as tmp:
-        prim = Primary(os.path.join(tmp, "nsd"), [RPZ, ZMD])
+        prim = Primary(os.path.join(tmp, "nsd"), [RPZ, ZMD, IPZ])
         with open(prim.zonefile(RPZ), "w") as f:
             f.write(rpz_text(2))
         with open(prim.zonefile(ZMD), "w") as f:
             f.write(zmd_text(2))
+        with open(prim.zonefile(IPZ), "w") as f:
+            f.write(zone_text(IPZ, 1, "www IN A 10.2.0.1\n"))
         sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
-                        [RPZ, ZMD], io_thread=(None if a.io_thread == "unset"
-                                               else a.io_thread == "yes"),
+                        [RPZ, ZMD, IPZ], upstream_only=(IPZ,),
+                        io_thread=(None if a.io_thread == "unset"
+                                   else a.io_thread == "yes"),
                         verbosity=2)
-        prim.start({RPZ: 2, ZMD: 2})
+        prim.start({RPZ: 2, ZMD: 2, IPZ: 1})
         try:
             sec.start()
-            for z in (RPZ, ZMD):
-                if not sec.wait_serial(z, 2):
-                    fails.append("%s not served and written at serial 2" % z)
+            for z, serial in ((RPZ, 2), (ZMD, 2), (IPZ, 1)):
+                if not sec.wait_serial(z, serial):
+                    fails.append("%s not served and written at serial %d"
+                                 % (z, serial))
                     raise StopIteration
             rc = ask(sec, "www." + ZMD)
             if rc != ("NOERROR", ["10.0.1.2"]):
@@ -105,11 +119,14 @@ def main():
             text = text.replace("auth-zone:\n\tname: \"%s\"" % RPZ,
                                 "rpz:\n\tname: \"%s\"" % RPZ)
             head, sep, tail = text.partition("rpz:\n\tname: \"%s\"" % RPZ)
-            # an rpz: clause takes no for-* or fallback options
+            # an rpz: clause takes no for-* or fallback options; the
+            # clause ends where the next one starts
+            m = re.search(r"\n(?=\S)", tail)
+            clause, rest = (tail[:m.start()], tail[m.start():]) if m else (tail, "")
             for opt in ("for-downstream", "for-upstream", "fallback-enabled"):
-                tail = tail.replace("\t%s: yes\n" % opt, "", 1).replace(
-                    "\t%s: no\n" % opt, "", 1)
-            text = head + sep + tail
+                clause = clause.replace("\t%s: yes\n" % opt, "").replace(
+                    "\t%s: no\n" % opt, "")
+            text = head + sep + clause + rest
             text = text.replace("\tmodule-config: \"iterator\"\n",
                                 "\tmodule-config: \"respip iterator\"\n")
             text = text.replace("name: \"%s\"\n" % ZMD,
@@ -130,6 +147,12 @@ def main():
             rc = ask(sec, "old.trigger.")
             if rc != ("NOERROR", ["10.0.0.1"]):
                 fails.append("old.trigger. answers %s, want NOERROR 10.0.0.1" % (rc,))
+            rc = ask(sec, "www." + IPZ)
+            print("after the reload: www.%s answers %s" % (IPZ, rc))
+            if rc[0] != "NXDOMAIN":
+                fails.append("www.%s (10.2.0.1, in the rpz-ip trigger 10.0.0.0/8 "
+                             "of the kept serial 2, beside 10.1.0.0/16) answers %s, "
+                             "want NXDOMAIN" % (IPZ, rc))
             rc = ask(sec, "www." + ZMD)
             print("after the reload: www.%s answers %s" % (ZMD, rc))
             if rc[0] != "SERVFAIL":

@@ -38,16 +38,32 @@ either before the fix.)
 - With --disable-at-reload, after that, the config loses zonemd-check and
   unbound gets SIGHUP: the data kept over the reload no longer waits for
   a check, so serial 1 must be served and written within --hold
-  seconds; the rest is not run.
+  seconds; the rest is not run. With --rename-zonefile too, the new
+  config also names another zonefile, which holds serial 1 (the zone is
+  read from it, not kept): serial 1 must be served within --hold seconds
+  (the check that was pending was for the data replaced; issue 41's
+  finding 3).
 - With --io-check (verbosity 4), the log must show that the check after
   the lookup, with its hash of the zone, ran on the auth-zone I/O thread
   (the thread that writes the zonefiles), not on a worker; then serial 3
   is served with a ZONEMD digest that is wrong (its signature too): the
   check on the I/O thread must fail, and the zone must answer SERVFAIL.
+- With --queued-write (the I/O thread), after serial 1, a zonefile write
+  of serial 2 must not write serial 3 that was put in place before it ran
+  and waits for its check (CVE-2026-77955's rule, issue 41's finding 1).
+  Knot also serves big. (--big-names names), whose zonefile writes
+  testcode/slowshim.c slows while the test holds them: the I/O thread
+  writes big.'s serial 2 while serial 2's check (its DS lookup let go)
+  and serial 3's apply (a wrong ZONEMD digest, its DS lookup held) queue
+  behind it, in that order; so the write that serial 2's check queues
+  runs after serial 3 is in place. The zonefile must never hold serial
+  3, before or after its check fails.
 
 usage: test_zone_zonemd.py BUILDDIR [--names N] [--release-delay S]
        [--io-check] [--hold S] [--io-thread yes|no]
-       [--disable-at-reload] [--rollover] [--show-log]"""
+       [--disable-at-reload [--rename-zonefile]] [--rollover]
+       [--queued-write]
+       [--big-names N] [--show-log]"""
 
 import argparse
 import os
@@ -66,10 +82,13 @@ import dns.rdatatype
 
 from harness.server import free_port
 from harness.zone import (KnotPrimary, Primary, Secondary, SignedDelegation,
-                      checker, file_serial, notify, verdict, wait_for)
+                      build_preload, checker, file_serial, notify, verdict,
+                      wait_for, write_zone)
 
 PARENT = "example."
 ZONE = "sec.example."
+# the unsigned zone whose slowed writes keep the I/O thread busy
+BIG = "big."
 
 
 class HoldProxy:
@@ -121,6 +140,11 @@ class HoldProxy:
             if self.forward(data, addr) and ds:
                 self.ds_answered += 1
 
+    def hold_again(self):
+        """Hold the DS queries from now on."""
+        with self.lock:
+            self.hold = True
+
     def release(self):
         with self.lock:
             self.hold = False
@@ -141,6 +165,107 @@ def log_threads(log, text):
                                           re.escape(text), log)}
 
 
+def serve_wrong_zonemd(ub, knot, zones, serial, check):
+    """Knot serves serial of ZONE with a wrong ZONEMD digest (its
+    signature too), and unbound is NOTIFYd."""
+    path = knot.zonefile(ZONE)
+    zones.child_zonefile(serial, path, expire=1800)
+    with open(path) as f:
+        lines = f.read().splitlines()
+    # change the digest: its last hex digit
+    n = [i for i, line in enumerate(lines) if "\tZONEMD\t" in line and "RRSIG" not in line]
+    check(len(n) == 1, "one ZONEMD line in serial %d" % serial)
+    lines[n[0]] = lines[n[0]][:-1] + ("0" if lines[n[0]][-1] != "0" else "1")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    knot.reload({ZONE: serial})
+    notify(ub.port, ZONE)
+
+
+def answers_servfail(ub):
+    """A name of ZONE answers SERVFAIL."""
+    q = dns.message.make_query("h1.%s" % ZONE, "A")
+    try:
+        r = dns.query.udp(q, "127.0.0.1", port=ub.port, timeout=2)
+    except Exception:
+        return False
+    return r.rcode() == dns.rcode.SERVFAIL
+
+
+def knot_ixfrs_sent(knot, zone):
+    """How many IXFRs of zone Knot has sent."""
+    done = re.compile(r"\[%s\] IXFR, outgoing.*(finished|completed)" % re.escape(zone))
+    with open(os.path.join(knot.dir, "knot.log"), errors="replace") as f:
+        return sum(1 for line in f if done.search(line))
+
+
+def queued_write_checks(ub, knot, zones, proxy, slow, big_names, check):
+    """A zonefile write that serial 2's check queued runs after serial 3,
+    whose check waits, was put in place: it must not write serial 3."""
+    written = set()
+
+    def poll_file(seconds):
+        end = time.monotonic() + seconds
+        while True:
+            s = file_serial(ub.zonefile(ZONE))
+            if s is not None:
+                written.add(s)
+            if time.monotonic() >= end:
+                return
+            time.sleep(0.05)
+    check(ub.wait_serial(ZONE, 1, timeout=60) and ub.wait_serial(BIG, 1, timeout=60),
+          "serial 1 of both zones served and written")
+    # the DS lookups of the next checks go to the proxy, which holds them
+    proxy.hold_again()
+    ub.control("flush_zone", ZONE)
+    open(slow, "w").close()
+    ixfrs = knot_ixfrs_sent(knot, ZONE)
+    asked = proxy.ds_queries
+    zones.child_zonefile(2, knot.zonefile(ZONE), expire=1800)
+    knot.reload({ZONE: 2})
+    notify(ub.port, ZONE)
+    check(wait_for(lambda: proxy.ds_queries > asked, 60),
+          "serial 2 applied, its check looks up the DS (held)")
+    # the I/O thread writes big.'s serial 2, slowly, while the rest queues
+    write_zone(knot.zonefile(BIG), BIG, 2, big_names)
+    knot.reload({BIG: 2})
+    notify(ub.port, BIG)
+    tmp = lambda: [f for f in os.listdir(os.path.dirname(ub.zonefile(BIG)))
+                   if f.startswith(os.path.basename(ub.zonefile(BIG)) + ".tmp")]
+    check(wait_for(lambda: tmp(), 60), "the zonefile write of %s runs" % BIG)
+    answered = proxy.ds_answered
+    proxy.release()
+    check(wait_for(lambda: proxy.ds_answered > answered, 30),
+          "serial 2's DS lookup answered")
+    # the worker queues serial 2's check on the I/O thread; then serial 3
+    # is transferred and its apply is queued behind that check
+    time.sleep(1)
+    proxy.hold_again()
+    ub.control("flush_zone", ZONE)
+    asked = proxy.ds_queries
+    serve_wrong_zonemd(ub, knot, zones, 3, check)
+    check(wait_for(lambda: knot_ixfrs_sent(knot, ZONE) >= ixfrs + 2, 60),
+          "Knot sent the IXFR of serial 3")
+    poll_file(1)
+    check(tmp() and written == {1},
+          "the write of %s still runs, %s's zonefile has serial 1 (%s): the "
+          "check of serial 2 and the apply of serial 3 are queued behind it"
+          % (BIG, ZONE, sorted(written)))
+    os.unlink(slow)
+    # serial 2's check passes and queues its write, serial 3 is put in
+    # place and waits for its DS lookup, then the write runs
+    check(wait_for(lambda: proxy.ds_queries > asked, 60),
+          "serial 3 applied, its check looks up the DS (held)")
+    poll_file(3)
+    proxy.release()
+    check(wait_for(lambda: "ZONEMD verification failed" in ub.read_log(), 60),
+          "serial 3's ZONEMD check failed")
+    check(answers_servfail(ub), "the zone answers SERVFAIL after the failed check")
+    poll_file(2)
+    check(3 not in written, "%s's zonefile never held serial 3, whose ZONEMD check "
+          "had not passed (its serials: %s)" % (ZONE, sorted(written)))
+
+
 def io_thread_checks(ub, knot, zones, check):
     """The ZONEMD checks after the lookups ran on the I/O thread; a wrong
     ZONEMD, checked there, expires the zone."""
@@ -150,26 +275,8 @@ def io_thread_checks(ub, knot, zones, check):
     check(len(io) == 1 and done and done <= io,
           "the ZONEMD checks after the lookup ran on the I/O thread (threads %s, "
           "the I/O thread %s)" % (sorted(done), sorted(io)))
-    path = knot.zonefile(ZONE)
-    zones.child_zonefile(3, path, expire=1800)
-    with open(path) as f:
-        lines = f.read().splitlines()
-    # change the digest: its last hex digit
-    n = [i for i, line in enumerate(lines) if "\tZONEMD\t" in line and "RRSIG" not in line]
-    check(len(n) == 1, "one ZONEMD line in serial 3")
-    lines[n[0]] = lines[n[0]][:-1] + ("0" if lines[n[0]][-1] != "0" else "1")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    knot.reload({ZONE: 3})
-    notify(ub.port, ZONE)
-
-    def servfail():
-        q = dns.message.make_query("h1.%s" % ZONE, "A")
-        try:
-            r = dns.query.udp(q, "127.0.0.1", port=ub.port, timeout=2)
-        except Exception:
-            return False
-        return r.rcode() == dns.rcode.SERVFAIL
+    serve_wrong_zonemd(ub, knot, zones, 3, check)
+    servfail = lambda: answers_servfail(ub)
     check(wait_for(servfail, 60), "the zone with the wrong ZONEMD answers SERVFAIL")
     # 1.26 (CVE-2026-77955) does not serve the zone while its check waits
     # for the lookup either, so the SERVFAIL can come before the check
@@ -205,14 +312,26 @@ def pending_checks(ub, proxy, hold, check):
           "DS lookup (zonefile serials %s)" % (ZONE, sorted(written)))
 
 
-def disable_at_reload(ub, hold, check):
+def disable_at_reload(ub, hold, check, renamed=None):
     """The config loses zonemd-check while serial 1 waits for its check;
-    after SIGHUP, serial 1 is served and written."""
+    after SIGHUP, serial 1 is served and written. renamed: the zonefile
+    the new config names, which holds serial 1."""
     with open(ub.conf) as f:
         text = f.read()
+    text = text.replace("\tzonemd-check: yes\n", "")
+    if renamed:
+        old = '\tzonefile: "%s"\n' % ub.zonefile(ZONE)
+        check(old in text, "the config names the zonefile")
+        text = text.replace(old, '\tzonefile: "%s"\n' % renamed)
     with open(ub.conf, "w") as f:
-        f.write(text.replace("\tzonemd-check: yes\n", ""))
+        f.write(text)
     os.kill(ub.proc.pid, signal.SIGHUP)
+    if renamed:
+        check(wait_for(lambda: ub.serial(ZONE) == 1, hold),
+              "serial 1 served within %.1f s of a reload that turned zonemd-check "
+              "off and read it from zonefile %s (served %s)" % (
+                  hold, renamed, ub.serial(ZONE)))
+        return
     check(ub.wait_serial(ZONE, 1, timeout=hold),
           "serial 1 served and written within %.1f s of a reload that turned "
           "zonemd-check off (served %s, file %s)" % (
@@ -228,14 +347,18 @@ def main():
     ap.add_argument("--hold", type=float, default=3.0)
     ap.add_argument("--io-thread", choices=["yes", "no"])
     ap.add_argument("--disable-at-reload", action="store_true")
+    ap.add_argument("--rename-zonefile", action="store_true")
     ap.add_argument("--rollover", action="store_true")
+    ap.add_argument("--queued-write", action="store_true")
+    ap.add_argument("--big-names", type=int, default=20000)
     ap.add_argument("--show-log", action="store_true")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     fails, check = checker()
 
     with tempfile.TemporaryDirectory(prefix="steady-zonemd-") as d:
-        knot = KnotPrimary(os.path.join(d, "knot"), [ZONE])
+        own = [ZONE] + ([BIG] if a.queued_write else [])
+        knot = KnotPrimary(os.path.join(d, "knot"), own)
         nsd = Primary(os.path.join(d, "nsd"), [PARENT])
         zones = SignedDelegation(os.path.join(d, "keys"), PARENT, ZONE, a.names)
         os.replace(zones.parent_signed, nsd.zonefile(PARENT))
@@ -243,18 +366,38 @@ def main():
         # validation lowers the TTL of what it verifies to that
         zones.child_zonefile(1, knot.zonefile(ZONE), expire=1800)
         nsd.start({PARENT: 1})
-        knot.start({ZONE: 1})
+        serials = {ZONE: 1}
+        if a.queued_write:
+            write_zone(knot.zonefile(BIG), BIG, 1, a.big_names)
+            serials[BIG] = 1
+        knot.start(serials)
         proxy = HoldProxy(nsd.port)
-        ub = Secondary(build, os.path.join(d, "unbound"), knot.port, [ZONE],
+        ub = Secondary(build, os.path.join(d, "unbound"), knot.port, own,
                        verbosity=4 if a.show_log or a.io_check or a.rollover else 1,
                        io_thread=None if a.io_thread is None else a.io_thread == "yes")
         zones.secondary_conf(ub.conf, proxy.port)
         rc = None
+        wrapper, slow = None, os.path.join(d, "slow")
+        if a.queued_write:
+            # slowshim.c slows the zonefile writes while slow exists
+            wrapper = ["env", "LD_PRELOAD=" + build_preload(d, "slowshim.c"),
+                       "STEADY_SLOW=" + slow, "STEADY_SLOW_USEC=20000",
+                       "STEADY_SLOW_EVERY=10"]
         try:
-            ub.start()
+            ub.start(wrapper=wrapper)
             pending_checks(ub, proxy, a.hold, check)
+            if a.queued_write:
+                proxy.release()
+                queued_write_checks(ub, knot, zones, proxy, slow, a.big_names, check)
+                raise StopIteration
             if a.disable_at_reload:
-                disable_at_reload(ub, a.hold, check)
+                renamed = None
+                if a.rename_zonefile:
+                    # serial 1, as the primary serves it
+                    renamed = os.path.join(d, "renamed.zone")
+                    with open(knot.zonefile(ZONE)) as f, open(renamed, "w") as o:
+                        o.write(f.read())
+                disable_at_reload(ub, a.hold, check, renamed)
                 raise StopIteration
             check(wait_for(lambda: proxy.ds_queries > 0, 30),
                   "the ZONEMD check looks up the DS (%d queries held)" % proxy.ds_queries)

@@ -3,7 +3,8 @@
 # build directory; with a sanitizer, lruhash.c and slabhash.c are compiled
 # again with it (the rest of the objects come from the build).
 usage="usage: run.sh BUILDDIR [plain|thread|address] [STRESS_SECONDS]
-  TESTS (environment): the programs, default lruhash_test lruhash_stress;
+  TESTS (environment): the programs, default lruhash_test lruhash_stress
+  cachedump_test;
   lruhash_model (the model-based test, not cmocka) takes MODEL_SEEDS
   (default 300) seeds; address also enables UndefinedBehaviorSanitizer.
   CC (environment): the compiler, default gcc (gcc -m32 for a 32-bit
@@ -26,12 +27,18 @@ print-objs:
 	@echo $(UNITTEST_OBJ_LINK)
 print-libs:
 	@echo $(LDFLAGS) $(LIBS) $(SSLLIB)
+print-includes:
+	@echo $(CPPFLAGS) $(CFLAGS)
 EOF
 make -C "$bld" -s tests >/dev/null
 objs=$(make -C "$bld" -s --no-print-directory -f Makefile -f "$out/objs.mk" print-objs |
 	tr ' ' '\n' | grep -v '^unit' | grep -v '^$' | sed 's/\.lo$/.o/')
 libs=$(make -C "$bld" -s --no-print-directory -f Makefile -f "$out/objs.mk" print-libs)
-cflags="-g -O1 -I$bld -I$srcdir -pthread"
+# the build's include directories too (cachedump_test includes OpenSSL's
+# headers, which a 32-bit build has in directories of its own)
+includes=$(make -C "$bld" -s --no-print-directory -f Makefile -f "$out/objs.mk" print-includes |
+	tr ' ' '\n' | grep '^-I/' | tr '\n' ' ')
+cflags="-g -O1 -I$bld -I$srcdir $includes -pthread"
 extra=""
 case $san in
 plain) ;;
@@ -47,13 +54,17 @@ esac
 objs=$(echo "$objs" | sed "s|^|$bld/|" | tr '\n' ' ')
 
 rc=0
-for t in ${TESTS:-lruhash_test lruhash_stress}; do
+for t in ${TESTS:-lruhash_test lruhash_stress cachedump_test}; do
 	# shellcheck disable=SC2086 # word lists
 	# lruhash_test makes malloc fail (test_grow_backoff) and looks up
 	# a key at an entry's write lock (test_insert_or_retrieve_unseen)
 	wrap=""
 	[ $t = lruhash_test ] && wrap="-Wl,--wrap=malloc -Wl,--wrap=pthread_rwlock_wrlock"
-	${CC:-gcc} $cflags -o "$out/$t" "$here/$t.c" $extra $objs $libs -lcmocka $wrap
+	# cachedump_test runs the daemon's dump_cache (its ssl_printf is a
+	# stub in the test)
+	own=""
+	[ $t = cachedump_test ] && own="$bld/cachedump.o"
+	${CC:-gcc} $cflags -o "$out/$t" "$here/$t.c" $own $extra $objs $libs -lcmocka $wrap
 	arg=""
 	[ $t = lruhash_stress ] && arg=$secs
 	[ $t = lruhash_model ] && arg="-n ${MODEL_SEEDS:-300}"
