@@ -2,9 +2,11 @@
  * Multithreaded stress test of util/storage/lruhash.c and slabhash.c for
  * Unbound Steady: THREADS threads (more than the 2 cores) insert (also
  * with lruhash_insert_or_retrieve, which returns the entry write locked),
- * look up, remove, clear, traverse and read statistics on tables that
+ * look up, remove, clear, traverse, read statistics and set the space
+ * limit again (lruhash_update_space_max) on tables that
  * start with 1 or 2 bins (so they grow, incrementally, many times) and
- * are small enough to evict all the time; and threads look up keys that
+ * are small enough to evict all the time, with a hash check that repairs
+ * the wrong hash value of some inserts; and threads look up keys that
  * are present while another grows the table. Bounded in time; checks the invariants at the end
  * and, during the run, that every lookup returns the entry of its own key
  * with the data value that key always gets. Meant to run under
@@ -52,6 +54,11 @@ struct worker {
 	long errors;
 	/** keys are 0 .. keys-1 */
 	int keys;
+	/** inserts made with a wrong hash value, for the hash check */
+	long wrong;
+	/** the space limit of each slab's table, that the threads set again
+	 * with lruhash_update_space_max */
+	size_t table_max;
 };
 
 /** the data value that key id always gets */
@@ -66,10 +73,16 @@ now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/** set by test_stress_hashcheck: the hash of a key is its id, as
+ * test_slabhash_hashcheck, the table's hash check there, has it */
+static int id_hashes = 0;
+
 /** hash of a key id; two ids share the low bits to make chains */
 static hashvalue_type
 hash_of(int id)
 {
+	if(id_hashes)
+		return (hashvalue_type)id;
 	return (hashvalue_type)(id / 2) * 2654435761u;
 }
 
@@ -111,6 +124,13 @@ work(void* arg)
 			if(!d) abort();
 			d->data = value_of(id);
 			k->entry.data = d;
+			/* with the hash check, one insert in 50 has a
+			 * wrong hash, which the insert repairs under the
+			 * entry's lock while other threads look it up */
+			if(id_hashes && op % 50 == 0) {
+				k->entry.hash = hash_of(id) + 1;
+				w->wrong++;
+			}
 			slabhash_insert(w->sh, k->entry.hash, &k->entry, d, NULL);
 			continue;
 		} else if(op < 400) {
@@ -161,6 +181,10 @@ work(void* arg)
 			(void)count_slabhash_entries(w->sh);
 		} else if(rand_r(&seed) % 20 == 0) {
 			slabhash_clear(w->sh);
+		} else {
+			/* as fast_reload sets the cache size again */
+			lruhash_update_space_max(slabhash_gettable(w->sh,
+				k->entry.hash), NULL, w->table_max);
 		}
 		test_slabhash_delkey(k, NULL);
 	}
@@ -197,15 +221,19 @@ stress(size_t slabs, size_t maxentries, int keys, size_t start_size)
 		maxentries * test_slabhash_sizefunc(NULL, NULL),
 		test_slabhash_sizefunc, test_slabhash_compfunc,
 		test_slabhash_delkey, test_slabhash_deldata, NULL);
-	long ops = 0, hits = 0, errors = 0, seen = 0;
+	long ops = 0, hits = 0, errors = 0, seen = 0, wrong = 0;
 	size_t i;
 	int t;
 	assert_non_null(sh);
+	if(id_hashes)
+		slabhash_set_hashcheck(sh, &test_slabhash_hashcheck);
 	for(t = 0; t < THREADS; t++) {
 		memset(&w[t], 0, sizeof(w[t]));
 		w[t].sh = sh;
 		w[t].num = t;
 		w[t].keys = keys;
+		w[t].table_max = maxentries *
+			test_slabhash_sizefunc(NULL, NULL) / slabs;
 		ub_thread_create(&w[t].tid, work, &w[t]);
 	}
 	for(t = 0; t < THREADS; t++) {
@@ -213,6 +241,7 @@ stress(size_t slabs, size_t maxentries, int keys, size_t start_size)
 		ops += w[t].ops;
 		hits += w[t].hits;
 		errors += w[t].errors;
+		wrong += w[t].wrong;
 	}
 	for(i = 0; i < sh->size; i++)
 		check_lruhash(sh->array[i]);
@@ -222,6 +251,11 @@ stress(size_t slabs, size_t maxentries, int keys, size_t start_size)
 		(int)slabs, (int)maxentries, ops, hits, seen);
 	assert_int_equal(errors, 0);
 	assert_true(hits > 0);
+	if(id_hashes) {
+		/* the repair count itself is reset by the statistics reads
+		 * of the other threads */
+		assert_true(wrong > 0);
+	}
 	slabhash_delete(sh);
 }
 
@@ -244,6 +278,17 @@ test_stress_grow_one(void** state)
 /** four slabs, small: eviction all the time while tables grow */
 static void
 test_stress_evict(void** state) { (void)state; stress(4, 3000, KEYS, 2); }
+
+/** as test_stress_evict, with the table's hash check, which repairs the
+ * wrong hash value of some inserts */
+static void
+test_stress_hashcheck(void** state)
+{
+	(void)state;
+	id_hashes = 1;
+	stress(4, 3000, KEYS, 2);
+	id_hashes = 0;
+}
 
 /** few hot keys in a table that holds most of them: the entries that are
  * evicted are the ones being read, so eviction and lookups meet */
@@ -358,6 +403,7 @@ main(int argc, char* argv[])
 		cmocka_unit_test(test_stress_grow),
 		cmocka_unit_test(test_stress_grow_one),
 		cmocka_unit_test(test_stress_evict),
+		cmocka_unit_test(test_stress_hashcheck),
 		cmocka_unit_test(test_stress_hot),
 		cmocka_unit_test(test_stress_present),
 	};
