@@ -81,8 +81,8 @@ import dns.query
 from harness.zone import (KnotPrimary, Primary, Secondary, SoaPoller, build_preload,
                           changed_zone_set, checker, dnssec_keys, file_serial, notify,
                           check_clean_exit, shim_log_lines, sign_zone,
-                          struct_size, verdict, wait_for, write_zone,
-                          zone_text)
+                          struct_size, threads_in_socket_read, verdict,
+                          wait_for, write_zone, zone_text)
 
 ZONE, OTHER, THIRD = "applied.example.", "other.example.", "third.example."
 # --zone-set: removed, changed and added by the configuration fast_reload reads
@@ -224,6 +224,8 @@ def main():
                 if not sec.wait_serial(z, 1):
                     check(False, "%s: serial 1 served and written" % z)
                     raise StopIteration
+            check(not threads_in_socket_read(sec.proc.pid),
+                  "no thread of unbound waits in a socket read before fast_reload")
             poller = SoaPoller(sec.port, [ZONE], timeout=0.2, pause=0.005)
             poller.start()
 
@@ -264,6 +266,16 @@ def main():
                 notify(sec.port, OTHER)
                 held("hold /", "the zonefile write of %s serial 2 was held" % OTHER)
 
+            def fast_reload_waits():
+                # fast_reload has queued its wait for the zonefile writes
+                # and waits for the held I/O thread's answer; under a
+                # sanitizer on a loaded machine reading the config can
+                # take seconds, and a job queued before the wait would
+                # change the order this test sets up
+                if not wait_for(lambda: threads_in_socket_read(sec.proc.pid), 60):
+                    check(False, "fast_reload waits for the auth-zone I/O thread")
+                    raise StopIteration
+
             def held(prefix, what):
                 if not wait_for(lambda: shim_log_lines(shimlog, prefix), 30):
                     check(False, what)
@@ -285,7 +297,7 @@ def main():
                 with open(sec.conf, "w") as f:
                     f.write(text)
                 fr.start()
-                time.sleep(1.0)
+                fast_reload_waits()
                 transfer_zone_serial2(THIRD)
                 time.sleep(1.0)
                 write_zone(prim.zonefile(ZONE), ZONE, 2, N)
@@ -308,7 +320,7 @@ def main():
                 held(hold_apply_log, hold_apply_what)
                 open(hold_write, "w").close()
                 start_fast_reload()
-                time.sleep(1.0)
+                fast_reload_waits()
                 # the apply ends, serial 2 is served; its zonefile write is
                 # queued behind fast_reload's wait, and is held while
                 # fast_reload reads the zonefiles
@@ -321,6 +333,7 @@ def main():
                 # the I/O thread is held in OTHER's zonefile write
                 hold_write_of_other()
                 start_fast_reload()
+                fast_reload_waits()
                 # fast_reload now waits for the held write; ZONE's serial 2
                 # is transferred, and its apply queued behind that wait
                 # (nothing tells when the apply is queued; a transfer of N

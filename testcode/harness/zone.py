@@ -401,6 +401,24 @@ def thread_wakeups(pid):
     return out
 
 
+def threads_in_socket_read(pid):
+    """The threads of pid that sleep in a blocking read of a unix socket.
+    In unbound with the auth-zone I/O thread that is fast_reload's thread
+    waiting for the I/O thread's answer (tube_read_msg of pause_ack, a
+    socketpair): the workers and the I/O thread wait in epoll or poll."""
+    out = []
+    base = "/proc/%d/task" % pid
+    for tid in os.listdir(base):
+        try:
+            with open("%s/%s/wchan" % (base, tid)) as f:
+                wchan = f.read().strip()
+        except OSError:
+            continue
+        if wchan.startswith("unix_stream_read"):
+            out.append(int(tid))
+    return out
+
+
 class Primary:
     """NSD serving zones from workdir on a free loopback port, providing
     transfers to 127.0.0.1."""
