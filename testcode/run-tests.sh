@@ -27,9 +27,10 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   (deb installs and purges the fork's packages on this machine, as root;
   deb-upgrade installs Debian's unbound from apt, the fork's over it, then
   Debian's again, and purges them)
-  (default: all: TEST_JOBS of them at a time, default 3, then one at a
-  time those that measure time or change the machine; named tests run
-  one after the other, or TEST_JOBS at a time). Logs go to build/test/.
+  (default: all: those that start no daemon TEST_JOBS at a time, default
+  3, then most daemon tests two at a time, then one at a time those that
+  measure time, order events against a transfer or change the machine;
+  named tests run one after the other, or TEST_JOBS at a time). Logs go to build/test/.
   Ends with the time of each build (STEADY_TIMES, as make test sets it)
   and test, the total since STEADY_TEST_START, and its budget."
 
@@ -51,26 +52,27 @@ default=0
 # and replay tests, the cmocka and fuzz tests, the checks of the series
 # and the packaging): they run first, TEST_JOBS at a time, longest
 # first. A chain ("a+b") runs in one job, one after the other:
-# cache-asan and cache-model share build/fork's cmocka-address/. Every
-# other test then runs alone, in this order, with the machine to itself:
-# the daemon tests wait on transfers, DS lookups and timeouts, and with
-# them in the pool, three of six runs failed (a fast_reload apply,
-# zone-tsan's DS lookup, upstream's auth_transfer_limit and zone-faults;
-# doc/ci-time.md).
+# cache-asan and cache-model share build/fork's cmocka-address/. The
+# daemon tests follow, those of $paired two at a time and the others
+# alone, in this order: they wait on transfers, DS lookups and timeouts,
+# and with them in the pool (both CPUs busy), three of six runs failed
+# (a fast_reload apply, zone-tsan's DS lookup, upstream's
+# auth_transfer_limit and zone-faults; doc/ci-time.md).
 [ $# -gt 0 ] || set -- check-series upstream-unit-asan upstream-unit-tsan fuzz-config \
 	cache-asan+cache-model cache-tsan fuzz-zonefile-roundtrip fuzz-lruhash fuzz-zonefile-read \
 	upstream-unit-debug upstream-unit-32 upstream-unit-lookup3 upstream-unit-nothreads \
 	upstream-unit upstream-export cache-unit cache-unit-32 rebase-check base-change \
 	roundtrip hash-unit hash-unit-lookup3 fetch-errors install patch-messages \
 	libunbound-hashcheck deb-version security-status readme-facts build-noparser \
+	zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom \
+	zone-zonemd-off zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover \
+	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-full-transfer \
+	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines \
+	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem \
+	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec \
+	dnssec-lookup3 rpz-hash scrapers zone-url \
 	upstream-tdir tdir-base-failures zone-fast-reload-apply zone-tsan zone-fast-reload-tsan \
-	zone-rpz-ixfr-fail zone-fast-reload zone-ixfr-fail zone-oom zone-kill zone-valgrind \
-	zone-zonemd zone-zonemd-pending zone-zonemd-rollover wildcard-proof rpz-hash-proof \
-	zone-rpz-memory zone-zonemd-off zone-rpz-full-transfer stats-passes stats-passes-dnscrypt \
-	zone-transfer zone-transfer-debug zone-ixfr control-lines wildcard-hash stats-interval \
-	zone-roundtrip zone-shutdown zone-reload-nomem zone-faults zone-transfer-nothreads zone-rpz \
-	monitoring smoke zone-reload-kind zone-zonemd-reload dnssec dnssec-lookup3 rpz-hash \
-	scrapers zone-url soak zone-stall zone-stall-proof zone-reload zone-inplace-lock \
+	zone-zonemd-reload soak zone-stall zone-stall-proof zone-inplace-lock \
 	zone-notify deps-listen deps-listen-proof deb deb-upgrade
 pooled="check-series upstream-unit-asan upstream-unit-tsan fuzz-config
 	cache-asan+cache-model cache-tsan fuzz-zonefile-roundtrip fuzz-lruhash fuzz-zonefile-read
@@ -78,6 +80,22 @@ pooled="check-series upstream-unit-asan upstream-unit-tsan fuzz-config
 	upstream-unit upstream-export cache-unit cache-unit-32 rebase-check base-change
 	roundtrip hash-unit hash-unit-lookup3 fetch-errors install patch-messages
 	libunbound-hashcheck deb-version security-status readme-facts build-noparser"
+# The daemon tests that run two at a time after the pool, longest first:
+# they wait on transfers and timers and keep well under one CPU busy
+# each, and none has a time limit that a neighbour's load can break.
+# Those left out run alone: they measure time (the stall tests, the soak,
+# zone-inplace-lock's and zone-zonemd-reload's answer waits, zone-notify's
+# wakeups), set up an order of events against a transfer or a config
+# read (the fast_reload apply tests, zone-tsan's DS lookup), enforce
+# transfer time limits (upstream's tdir tests) or change the machine
+# (deb, deps-listen).
+paired="zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom
+	zone-zonemd-off zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover
+	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-full-transfer
+	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines
+	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem
+	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec
+	dnssec-lookup3 rpz-hash scrapers zone-url"
 
 # Debian's Python, where python3-dnspython is installed (a python3 earlier
 # on PATH, e.g. from pyenv, may lack it).
@@ -229,7 +247,7 @@ run_test() {
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	# a transfer applied while fast_reload reads the zonefiles, after
 	# and before its comparison of the zones, with and without +p
-	zone-fast-reload-apply) run zone-fast-reload-apply sh -c 'for o in "" --nopause --apply-first "--apply-first --nopause --zone-set" --queued-apply --zonemd-hash "--zonemd-hash --nopause --zone-set" "--queued-apply --drop-primary" "--queued-apply --drop-primary" "--ixfr-copy --zone-set" "--ixfr-copy --nopause" "--ixfr-copy --apply-first"; do "$1" "$2/test_zone_fast_reload_apply.py" "$3" $o || exit 1; done' \
+	zone-fast-reload-apply) run zone-fast-reload-apply sh -c 'for o in "" --nopause --apply-first "--apply-first --nopause --zone-set" --queued-apply "--queued-apply --same-primaries" --zonemd-hash "--zonemd-hash --nopause --zone-set" "--queued-apply --drop-primary" "--queued-apply --drop-primary" "--ixfr-copy --zone-set" "--ixfr-copy --nopause" "--ixfr-copy --apply-first"; do "$1" "$2/test_zone_fast_reload_apply.py" "$3" $o || exit 1; done' \
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	# and the held write, apply, IXFR copy and ZONEMD hash of the apply
 	# test, under TSan too
@@ -334,11 +352,12 @@ rm -f "$logs/.prep-deb" "$logs/.prepare"
 start_all=$(date +%s)
 if [ "$default" = 1 ]; then
 	# the tests of $pooled TEST_JOBS at a time (default 3 on the 2
-	# CPUs, as make deb is built among them), then every other test
-	# alone
-	together="" solo=""
+	# CPUs, as make deb is built among them), then those of $paired two
+	# at a time, then every other test alone
+	together="" two="" solo=""
 	for c; do
-		case " $(echo $pooled) " in *" $c "*) together="$together $c" ;; *) solo="$solo $c" ;; esac
+		case " $(echo $pooled) " in *" $c "*) together="$together $c"; continue ;; esac
+		case " $(echo $paired) " in *" $c "*) two="$two $c" ;; *) solo="$solo $c" ;; esac
 	done
 	case " $solo " in *" deb "*|*" deb-upgrade "*) together="@deb $together" ;; esac
 	# make tests once in each build directory whose tests run make there,
@@ -351,6 +370,8 @@ if [ "$default" = 1 ]; then
 	echo "$(( $(date +%s) - t0 ))" > "$logs/.prepare"
 	# shellcheck disable=SC2086
 	pool "${TEST_JOBS:-3}" $together
+	# shellcheck disable=SC2086
+	pool 2 $two
 	for t in $solo; do run_test "$t"; done
 else
 	pool "${TEST_JOBS:-1}" "$@"
@@ -390,7 +411,7 @@ total=$((end_all - first))
 echo "time, longest first (seconds):"
 sort -rn "$logs/.times" | sed 's/^/  /'
 if [ "$default" = 1 ]; then
-	echo "  $((end_all - start_all)) all tests (the pooled ones ${TEST_JOBS:-3} at a time, then the others one at a time)"
+	echo "  $((end_all - start_all)) all tests (the pooled ones ${TEST_JOBS:-3} at a time, then daemon tests two at a time, then the others one at a time)"
 else
 	echo "  $((end_all - start_all)) all tests (${TEST_JOBS:-1} at a time)"
 fi

@@ -28,6 +28,12 @@ that the apply ends while unbound-control fast_reload runs:
   queued, and the apply is not run (it is for the replaced zones). The
   transfer of serial 3 after it makes a new apply for ZONE's transfer;
   the one left must not leak (an ASan build reports that at exit);
+- with --same-primaries (with --queued-apply), the new configuration
+  leaves ZONE as it is, so fast_reload does not change it and its
+  transfer goes on: the apply queued when fast_reload replaced the zones
+  must then be run on the zone that replaced ZONE's, not dropped and
+  the zone transferred again (issue 41's finding 9): NSD's log has one
+  transfer of ZONE for serial 2;
 - with --drop-primary (with --queued-apply), the new configuration
   removes ZONE's primary instead, so fast_reload deletes ZONE's transfer
   while its apply is queued (issue 41's finding 2): unbound runs 4
@@ -63,7 +69,8 @@ answered serial 2 it never answers serial 1; unbound stops with exit
 status 0; with a sanitizer build, its log has no sanitizer report.
 
 usage: test_zone_fast_reload_apply.py BUILDDIR [--nopause] [--apply-first]
-                                      [--queued-apply [--drop-primary]]
+                                      [--queued-apply [--drop-primary |
+                                                       --same-primaries]]
                                       [--zonemd-hash] [--ixfr-copy]
                                       [--zone-set] [--wait S]"""
 
@@ -126,6 +133,13 @@ def other_worker_port(sec):
     raise RuntimeError("no source port reaches a worker other than 0")
 
 
+def zone_transfers(prim, zone):
+    """The number of transfers (AXFR or IXFR) of zone that NSD logged."""
+    with open(os.path.join(prim.dir, "nsd.log")) as f:
+        return sum(1 for line in f if re.search(
+            r"info: [ai]xfr for %s from " % re.escape(zone), line))
+
+
 def drop_primary_checks(sec, check):
     """After fast_reload removed ZONE's primary with its apply queued:
     the transfer was not worker 0's, the apply did not run, and ZONE
@@ -154,6 +168,9 @@ def main():
     ap.add_argument("--drop-primary", action="store_true",
                     help="with --queued-apply, fast_reload removes ZONE's "
                     "primary, and ZONE's transfer is not worker 0's")
+    ap.add_argument("--same-primaries", action="store_true",
+                    help="with --queued-apply, fast_reload leaves ZONE as "
+                    "it is, and its queued apply is run")
     ap.add_argument("--zonemd-hash", action="store_true",
                     help="as --apply-first, the apply held in its ZONEMD hash")
     ap.add_argument("--ixfr-copy", action="store_true",
@@ -169,8 +186,10 @@ def main():
         ap.error("--zonemd-hash holds ZONE's apply, --queued-apply THIRD's")
     if a.ixfr_copy and (a.queued_apply or a.zonemd_hash):
         ap.error("--ixfr-copy goes with the default order or --apply-first")
-    if a.drop_primary and not a.queued_apply:
-        ap.error("--drop-primary goes with --queued-apply")
+    if (a.drop_primary or a.same_primaries) and not a.queued_apply:
+        ap.error("--drop-primary and --same-primaries go with --queued-apply")
+    if a.drop_primary and a.same_primaries:
+        ap.error("--drop-primary or --same-primaries, not both")
     if a.zone_set and a.queued_apply:
         ap.error("--queued-apply makes a configuration of its own")
     # with --ixfr-copy the serials differ in IXFR_VARY names, not all
@@ -292,7 +311,7 @@ def main():
                 clause = '\tname: "%s"\n\tprimary: 127.0.0.1@%d\n' % (ZONE, prim.port)
                 if a.drop_primary:
                     text = text.replace(clause, '\tname: "%s"\n' % ZONE)
-                else:
+                elif not a.same_primaries:
                     text = text.replace('\tname: "%s"\n' % ZONE, clause)
                 with open(sec.conf, "w") as f:
                     f.write(text)
@@ -300,6 +319,7 @@ def main():
                 fast_reload_waits()
                 transfer_zone_serial2(THIRD)
                 time.sleep(1.0)
+                xfrs_before = zone_transfers(prim, ZONE)
                 write_zone(prim.zonefile(ZONE), ZONE, 2, N)
                 prim.reload({ZONE: 2})
                 notify(sec.port, ZONE, sport=sport)
@@ -364,6 +384,11 @@ def main():
             check(wait_for(lambda: file_serial(sec.zonefile(ZONE)) == 2, a.wait),
                   "the zonefile of %s is serial 2 (%s)"
                   % (ZONE, file_serial(sec.zonefile(ZONE))))
+            if a.same_primaries:
+                n = zone_transfers(prim, ZONE) - xfrs_before
+                check(n == 1, "%s's serial 2 was transferred once, its "
+                      "queued apply run after fast_reload (%d transfers)"
+                      % (ZONE, n))
             # the zone's transfers go on after fast_reload
             write_zone(prim.zonefile(ZONE), ZONE, 3, N, **shape)
             prim.reload({ZONE: 3})

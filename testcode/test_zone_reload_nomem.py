@@ -11,6 +11,11 @@ I/O thread) is their secondary, with testcode/oomshim.c preloaded.
 2. A reload that waits for the I/O thread (held in the larger zone's
    zonefile write) when unbound reloads (SIGHUP): it must be answered,
    with an error that says that unbound is reloading (not stopping).
+3. A reload that the I/O thread runs when unbound reloads (SIGHUP),
+   held in its read of the zonefile at the calloc of a TXT RRset of a
+   size of its own, and released after the workers stopped: it ends
+   after worker 0 stopped polling it, and must be answered "ok" (it was
+   done), not that it was interrupted.
 
 usage: test_zone_reload_nomem.py BUILDDIR"""
 
@@ -23,10 +28,14 @@ import tempfile
 import time
 
 from harness.zone import (Primary, Secondary, build_preload, notify,
-                          shim_log_lines, verdict, wait_for, write_zone)
+                          shim_log_lines, struct_size, verdict, wait_for,
+                          write_zone, zone_text)
 
 ZONE, BIG = "small.example.", "big.example."
 NBIG = 3000
+# case 3: the TXT RRset whose packed data is a calloc of a size of its own
+STRINGS = 41
+RDATA_LEN = 2 + STRINGS * 201
 
 
 def main():
@@ -38,6 +47,9 @@ def main():
         shim = build_preload(tmp, "oomshim.c")
         oom = os.path.join(tmp, "oom.strdup")
         hold = os.path.join(tmp, "write.hold")
+        hold_read = os.path.join(tmp, "read.hold")
+        # packed_rrset_data, its one rr_len, rr_data and rr_ttl, the rdata
+        size = struct_size(a.builddir, "packed_rrset_data") + 8 + 8 + 8 + RDATA_LEN
         shimlog = os.path.join(tmp, "shim.log")
         prim = Primary(os.path.join(tmp, "nsd"), [ZONE, BIG])
         write_zone(prim.zonefile(ZONE), ZONE, 1, 10)
@@ -48,6 +60,7 @@ def main():
                    "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1",
                    "STEADY_OOM_STRDUP_TRIGGER=" + oom, "STEADY_OOM_STRDUP=" + ZONE,
                    "STEADY_HOLD=" + hold, "STEADY_HOLD_AT=1000",
+                   "STEADY_HOLD_CALLOC=" + hold_read, "STEADY_HOLD_SIZE=%d" % size,
                    "STEADY_OOM_LOG=" + shimlog]
 
         def shim_lines(prefix):
@@ -110,6 +123,36 @@ def main():
                              "want an error that says unbound is reloading" % out)
             if not wait_for(lambda: sec.serial(BIG) == 2, 30):
                 fails.append("%s not served at serial 2 after the reload" % BIG)
+
+            # 3. a reload that ends after the workers stopped for a SIGHUP
+            with open(sec.zonefile(ZONE), "w") as f:
+                f.write(zone_text(ZONE, 60, 10) + "held IN TXT %s\n" % " ".join(
+                    ["\"%s\"" % ("x" * 200)] * STRINGS))
+            open(hold_read, "w").close()
+            reload_cmd = subprocess.Popen(
+                [sec.bin("unbound-control"), "-c", sec.conf, "auth_zone_reload", ZONE],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if not wait_for(lambda: shim_lines("hold calloc"), 60):
+                fails.append("the reload's read of %s was not held" % ZONE)
+                raise StopIteration
+            stops = sec.read_log().count("service stopped")
+            os.kill(sec.proc.pid, signal.SIGHUP)
+            # worker 0 leaves its event loop, and then the daemon waits
+            # for the I/O thread, held in the reload
+            if not wait_for(lambda: sec.read_log().count("service stopped") > stops, 30):
+                fails.append("unbound did not stop its workers for the SIGHUP")
+            time.sleep(0.5)
+            os.unlink(hold_read)
+            out, _ = reload_cmd.communicate(timeout=60)
+            reload_cmd = None
+            out = out.strip()
+            print("auth_zone_reload that ended after the workers stopped: %r" % out)
+            if out != "ok":
+                fails.append("auth_zone_reload that was done when unbound "
+                             "reloaded answered %r, want ok" % out)
+            if not wait_for(lambda: sec.serial(ZONE) == 60, 30):
+                fails.append("%s not served at serial 60 after the reload (%s)"
+                             % (ZONE, sec.serial(ZONE)))
             if sec.stop() != 0:
                 fails.append("unbound did not exit cleanly")
         except StopIteration:
