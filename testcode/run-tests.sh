@@ -10,7 +10,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes stats-passes-dnscrypt libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 upstream-unit-tsan upstream-unit-asan cache-unit-32 zone-transfer zone-transfer-debug zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown
-  zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan
+  zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-kept zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   control-lines soak
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
@@ -65,7 +65,7 @@ default=0
 	roundtrip hash-unit hash-unit-lookup3 fetch-errors install patch-messages \
 	libunbound-hashcheck deb-version security-status readme-facts build-noparser \
 	zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom \
-	zone-zonemd-off zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover \
+	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover \
 	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-full-transfer \
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines \
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem \
@@ -90,7 +90,7 @@ pooled="check-series upstream-unit-asan upstream-unit-tsan fuzz-config
 # transfer time limits (upstream's tdir tests) or change the machine
 # (deb, deps-listen).
 paired="zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom
-	zone-zonemd-off zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover
+	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover
 	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-full-transfer
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem
@@ -230,6 +230,11 @@ run_test() {
 		--io-thread no ;;
 	# the I/O thread keeps the check pending over the reload; the reload
 	# keeps the data, or reads another zonefile
+	# a reload that keeps the data in memory: it gets the check that the
+	# new config asks, when the trust anchor goes or zonemd-check comes
+	zone-zonemd-kept) run zone-zonemd-kept sh -c '"$1" "$2/test_zone_zonemd.py" "$3" --names 2000 --anchor-removed-at-reload --io-thread yes &&
+		for m in yes no; do "$1" "$2/test_zone_zonemd.py" "$3" --names 2000 --enabled-at-reload --io-thread $m || exit 1; done' \
+		sh "$PYTHON" "$here" "$bld" ;;
 	zone-zonemd-off) run zone-zonemd-off sh -c '"$1" "$2/test_zone_zonemd.py" "$3" --disable-at-reload --io-thread yes &&
 		"$1" "$2/test_zone_zonemd.py" "$3" --disable-at-reload --rename-zonefile --io-thread yes' \
 		sh "$PYTHON" "$here" "$bld" ;;

@@ -43,6 +43,20 @@ either before the fix.)
   read from it, not kept): serial 1 must be served within --hold seconds
   (the check that was pending was for the data replaced; issue 41's
   finding 3).
+- With --anchor-removed-at-reload (issue 41's finding 6), serial 1 has a
+  wrong ZONEMD digest; while its check waits for the held DS lookup, the
+  config loses the trust anchor and unbound gets SIGHUP. The data kept
+  over the reload then needs no lookup: its check must be made (it
+  fails), not dropped: serial 1 must never be served nor written, and
+  the failure must be logged, within --hold seconds.
+- With --enabled-at-reload (issue 41's finding 6), zonemd-check is off at
+  first: serial 1 is served and written without a check. Its zonefile is
+  then replaced by an older serial (0), the config turns zonemd-check on
+  and unbound gets SIGHUP: the reload keeps serial 1 (newer than the
+  file), which now needs a check with a lookup (DS held). For --hold
+  seconds it must be neither served nor written (the rule of
+  CVE-2026-77955 for data whose check waits for a lookup); after the DS
+  is let go, serial 1 must be served and written.
 - With --io-check (verbosity 4), the log must show that the check after
   the lookup, with its hash of the zone, ran on the auth-zone I/O thread
   (the thread that writes the zonefiles), not on a worker; then serial 3
@@ -62,6 +76,7 @@ either before the fix.)
 usage: test_zone_zonemd.py BUILDDIR [--names N] [--release-delay S]
        [--io-check] [--hold S] [--io-thread yes|no]
        [--disable-at-reload [--rename-zonefile]] [--rollover]
+       [--anchor-removed-at-reload] [--enabled-at-reload]
        [--queued-write]
        [--big-names N] [--show-log]"""
 
@@ -165,19 +180,24 @@ def log_threads(log, text):
                                           re.escape(text), log)}
 
 
-def serve_wrong_zonemd(ub, knot, zones, serial, check):
-    """Knot serves serial of ZONE with a wrong ZONEMD digest (its
-    signature too), and unbound is NOTIFYd."""
-    path = knot.zonefile(ZONE)
-    zones.child_zonefile(serial, path, expire=1800)
+def break_zonemd(path, serial, check):
+    """Change the ZONEMD digest of the signed zonefile path (its last hex
+    digit), so that its signature and its hash no longer match."""
     with open(path) as f:
         lines = f.read().splitlines()
-    # change the digest: its last hex digit
     n = [i for i, line in enumerate(lines) if "\tZONEMD\t" in line and "RRSIG" not in line]
     check(len(n) == 1, "one ZONEMD line in serial %d" % serial)
     lines[n[0]] = lines[n[0]][:-1] + ("0" if lines[n[0]][-1] != "0" else "1")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def serve_wrong_zonemd(ub, knot, zones, serial, check):
+    """Knot serves serial of ZONE with a wrong ZONEMD digest (its
+    signature too), and unbound is NOTIFYd."""
+    path = knot.zonefile(ZONE)
+    zones.child_zonefile(serial, path, expire=1800)
+    break_zonemd(path, serial, check)
     knot.reload({ZONE: serial})
     notify(ub.port, ZONE)
 
@@ -338,6 +358,68 @@ def disable_at_reload(ub, hold, check, renamed=None):
               hold, ub.serial(ZONE), file_serial(ub.zonefile(ZONE))))
 
 
+def watch(ub, seconds):
+    """The serials of ZONE served and in its zonefile, seen for seconds."""
+    served, written = set(), set()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        s = ub.serial(ZONE)
+        if s is not None:
+            served.add(s)
+        s = file_serial(ub.zonefile(ZONE))
+        if s is not None:
+            written.add(s)
+        time.sleep(0.1)
+    return served, written
+
+
+def anchor_removed_at_reload(ub, hold, check):
+    """Serial 1, with a wrong ZONEMD digest, waits for its check; the
+    config loses the trust anchor; after SIGHUP the check is made and
+    fails: serial 1 is neither served nor written."""
+    with open(ub.conf) as f:
+        text = f.read()
+    text2 = re.sub(r"\ttrust-anchor-file: .*\n", "", text)
+    check(text2 != text, "the config names a trust anchor")
+    with open(ub.conf, "w") as f:
+        f.write(text2)
+    os.kill(ub.proc.pid, signal.SIGHUP)
+    served, written = watch(ub, hold)
+    check(1 not in served and 1 not in written, "serial 1, with a wrong ZONEMD "
+          "digest, neither served nor written after a reload that removed its "
+          "trust anchor (served %s, zonefile %s)" % (sorted(served), sorted(written)))
+    check("ZONEMD verification failed" in ub.read_log(),
+          "its ZONEMD check was made at the reload, and failed")
+
+
+def enabled_at_reload(ub, proxy, hold, check):
+    """zonemd-check is turned on at a reload that keeps serial 1 over an
+    older zonefile: serial 1 waits for its check (DS held) before it is
+    served and written."""
+    check(ub.wait_serial(ZONE, 1, timeout=60),
+          "serial 1 served and written without zonemd-check (served %s, file %s)"
+          % (ub.serial(ZONE), file_serial(ub.zonefile(ZONE))))
+    write_zone(ub.zonefile(ZONE), ZONE, 0, 10)
+    with open(ub.conf) as f:
+        text = f.read()
+    with open(ub.conf, "w") as f:
+        f.write(text.replace('\tname: "%s"\n' % ZONE,
+                             '\tname: "%s"\n\tzonemd-check: yes\n' % ZONE))
+    os.kill(ub.proc.pid, signal.SIGHUP)
+    check(wait_for(lambda: proxy.ds_queries > 0, 30),
+          "after the reload, serial 1's ZONEMD check looks up the DS (%d held)"
+          % proxy.ds_queries)
+    served, written = watch(ub, hold)
+    check(not served and 1 not in written, "serial 1, kept over an older zonefile "
+          "by a reload that turned zonemd-check on, neither served nor written "
+          "while its check waits for the DS lookup (served %s, zonefile %s)"
+          % (sorted(served), sorted(written)))
+    proxy.release()
+    check(ub.wait_serial(ZONE, 1, timeout=60),
+          "serial 1 served and written after its check passed (served %s, file %s)"
+          % (ub.serial(ZONE), file_serial(ub.zonefile(ZONE))))
+
+
 def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
     ap.add_argument("build")
@@ -349,6 +431,8 @@ def main():
     ap.add_argument("--disable-at-reload", action="store_true")
     ap.add_argument("--rename-zonefile", action="store_true")
     ap.add_argument("--rollover", action="store_true")
+    ap.add_argument("--anchor-removed-at-reload", action="store_true")
+    ap.add_argument("--enabled-at-reload", action="store_true")
     ap.add_argument("--queued-write", action="store_true")
     ap.add_argument("--big-names", type=int, default=20000)
     ap.add_argument("--show-log", action="store_true")
@@ -365,6 +449,8 @@ def main():
         # signatures that expire before the TTL of 3600: the check's
         # validation lowers the TTL of what it verifies to that
         zones.child_zonefile(1, knot.zonefile(ZONE), expire=1800)
+        if a.anchor_removed_at_reload:
+            break_zonemd(knot.zonefile(ZONE), 1, check)
         nsd.start({PARENT: 1})
         serials = {ZONE: 1}
         if a.queued_write:
@@ -376,6 +462,11 @@ def main():
                        verbosity=4 if a.show_log or a.io_check or a.rollover else 1,
                        io_thread=None if a.io_thread is None else a.io_thread == "yes")
         zones.secondary_conf(ub.conf, proxy.port)
+        if a.enabled_at_reload:
+            with open(ub.conf) as f:
+                text = f.read()
+            with open(ub.conf, "w") as f:
+                f.write(text.replace("\tzonemd-check: yes\n", ""))
         rc = None
         wrapper, slow = None, os.path.join(d, "slow")
         if a.queued_write:
@@ -385,7 +476,13 @@ def main():
                        "STEADY_SLOW_EVERY=10"]
         try:
             ub.start(wrapper=wrapper)
+            if a.enabled_at_reload:
+                enabled_at_reload(ub, proxy, a.hold, check)
+                raise StopIteration
             pending_checks(ub, proxy, a.hold, check)
+            if a.anchor_removed_at_reload:
+                anchor_removed_at_reload(ub, a.hold, check)
+                raise StopIteration
             if a.queued_write:
                 proxy.release()
                 queued_write_checks(ub, knot, zones, proxy, slow, a.big_names, check)
