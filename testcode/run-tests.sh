@@ -230,10 +230,17 @@ run_test() {
 		--io-thread no ;;
 	# the I/O thread keeps the check pending over the reload; the reload
 	# keeps the data, or reads another zonefile
-	# a reload that keeps the data in memory: it gets the check that the
-	# new config asks, when the trust anchor goes or zonemd-check comes
-	zone-zonemd-kept) run zone-zonemd-kept sh -c '"$1" "$2/test_zone_zonemd.py" "$3" --names 2000 --anchor-removed-at-reload --io-thread yes &&
-		for m in yes no; do "$1" "$2/test_zone_zonemd.py" "$3" --names 2000 --enabled-at-reload --io-thread $m || exit 1; done' \
+	# a reload (SIGHUP, fast_reload) that keeps the data in memory: it
+	# gets the check that the new config asks, when the trust anchor goes
+	# or zonemd-check comes
+	zone-zonemd-kept) run zone-zonemd-kept sh -c 'for o in "--anchor-removed-at-reload --io-thread yes" \
+		"--enabled-at-reload --io-thread yes" "--enabled-at-reload --io-thread no" \
+		"--enabled-at-reload --anchor-removed-at-reload --io-thread yes" \
+		"--anchor-removed-at-reload --fast-reload --io-thread yes" \
+		"--anchor-removed-at-reload --fast-reload --io-thread no" \
+		"--enabled-at-reload --fast-reload --io-thread yes" \
+		"--enabled-at-reload --anchor-removed-at-reload --fast-reload --io-thread yes"; do
+		"$1" "$2/test_zone_zonemd.py" "$3" --names 2000 $o || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-zonemd-off) run zone-zonemd-off sh -c '"$1" "$2/test_zone_zonemd.py" "$3" --disable-at-reload --io-thread yes &&
 		"$1" "$2/test_zone_zonemd.py" "$3" --disable-at-reload --rename-zonefile --io-thread yes' \

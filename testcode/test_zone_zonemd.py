@@ -56,7 +56,15 @@ either before the fix.)
   file), which now needs a check with a lookup (DS held). For --hold
   seconds it must be neither served nor written (the rule of
   CVE-2026-77955 for data whose check waits for a lookup); after the DS
-  is let go, serial 1 must be served and written.
+  is let go, serial 1 must be served and written. With
+  --anchor-removed-at-reload too, serial 1 has a wrong ZONEMD digest and
+  the new config also loses the trust anchor: the check of the data kept
+  needs no lookup, must be made and fail: serial 1 is then neither
+  served nor written, and the failure is logged.
+- With --fast-reload (with --anchor-removed-at-reload or
+  --enabled-at-reload), the reload is unbound-control fast_reload, whose
+  new zone is read from the zonefile and takes the data kept from the
+  zone served (auth_zone_fast_reload_keep_newer): the same must hold.
 - With --io-check (verbosity 4), the log must show that the check after
   the lookup, with its hash of the zone, ran on the auth-zone I/O thread
   (the thread that writes the zonefiles), not on a worker; then serial 3
@@ -76,7 +84,7 @@ either before the fix.)
 usage: test_zone_zonemd.py BUILDDIR [--names N] [--release-delay S]
        [--io-check] [--hold S] [--io-thread yes|no]
        [--disable-at-reload [--rename-zonefile]] [--rollover]
-       [--anchor-removed-at-reload] [--enabled-at-reload]
+       [--anchor-removed-at-reload] [--enabled-at-reload] [--fast-reload]
        [--queued-write]
        [--big-names N] [--show-log]"""
 
@@ -373,9 +381,23 @@ def watch(ub, seconds):
     return served, written
 
 
-def anchor_removed_at_reload(ub, hold, check):
+def reload(ub, fast, check):
+    """SIGHUP, or with fast unbound-control fast_reload; returns when
+    the reload is done."""
+    if not fast:
+        starts = ub.read_log().count("start of service")
+        os.kill(ub.proc.pid, signal.SIGHUP)
+        check(wait_for(lambda: ub.read_log().count("start of service") > starts, 60),
+              "unbound reloaded")
+        return
+    r = ub.control("fast_reload", check=False, timeout=60)
+    check(r.returncode == 0 and "ok" in r.stdout.split(),
+          "fast_reload answers ok: %s" % (r.stdout + r.stderr).strip()[-200:])
+
+
+def anchor_removed_at_reload(ub, hold, check, fast):
     """Serial 1, with a wrong ZONEMD digest, waits for its check; the
-    config loses the trust anchor; after SIGHUP the check is made and
+    config loses the trust anchor; after the reload the check is made and
     fails: serial 1 is neither served nor written."""
     with open(ub.conf) as f:
         text = f.read()
@@ -383,7 +405,7 @@ def anchor_removed_at_reload(ub, hold, check):
     check(text2 != text, "the config names a trust anchor")
     with open(ub.conf, "w") as f:
         f.write(text2)
-    os.kill(ub.proc.pid, signal.SIGHUP)
+    reload(ub, fast, check)
     served, written = watch(ub, hold)
     check(1 not in served and 1 not in written, "serial 1, with a wrong ZONEMD "
           "digest, neither served nor written after a reload that removed its "
@@ -392,20 +414,33 @@ def anchor_removed_at_reload(ub, hold, check):
           "its ZONEMD check was made at the reload, and failed")
 
 
-def enabled_at_reload(ub, proxy, hold, check):
+def enabled_at_reload(ub, proxy, hold, check, fast, no_anchor):
     """zonemd-check is turned on at a reload that keeps serial 1 over an
     older zonefile: serial 1 waits for its check (DS held) before it is
-    served and written."""
+    served and written. no_anchor: the trust anchor goes too, and serial
+    1 (a wrong digest) fails its check at the reload."""
     check(ub.wait_serial(ZONE, 1, timeout=60),
           "serial 1 served and written without zonemd-check (served %s, file %s)"
           % (ub.serial(ZONE), file_serial(ub.zonefile(ZONE))))
     write_zone(ub.zonefile(ZONE), ZONE, 0, 10)
     with open(ub.conf) as f:
         text = f.read()
+    text = text.replace('\tname: "%s"\n' % ZONE,
+                        '\tname: "%s"\n\tzonemd-check: yes\n' % ZONE)
+    if no_anchor:
+        text = re.sub(r"\ttrust-anchor-file: .*\n", "", text)
     with open(ub.conf, "w") as f:
-        f.write(text.replace('\tname: "%s"\n' % ZONE,
-                             '\tname: "%s"\n\tzonemd-check: yes\n' % ZONE))
-    os.kill(ub.proc.pid, signal.SIGHUP)
+        f.write(text)
+    reload(ub, fast, check)
+    if no_anchor:
+        served, written = watch(ub, hold)
+        check(1 not in served and 1 not in written, "serial 1, with a wrong "
+              "ZONEMD digest, kept over an older zonefile by a reload that turned "
+              "zonemd-check on and removed the trust anchor, neither served nor "
+              "written (served %s, zonefile %s)" % (sorted(served), sorted(written)))
+        check("ZONEMD verification failed" in ub.read_log(),
+              "its ZONEMD check was made at the reload, and failed")
+        return
     check(wait_for(lambda: proxy.ds_queries > 0, 30),
           "after the reload, serial 1's ZONEMD check looks up the DS (%d held)"
           % proxy.ds_queries)
@@ -433,6 +468,7 @@ def main():
     ap.add_argument("--rollover", action="store_true")
     ap.add_argument("--anchor-removed-at-reload", action="store_true")
     ap.add_argument("--enabled-at-reload", action="store_true")
+    ap.add_argument("--fast-reload", action="store_true")
     ap.add_argument("--queued-write", action="store_true")
     ap.add_argument("--big-names", type=int, default=20000)
     ap.add_argument("--show-log", action="store_true")
@@ -477,11 +513,12 @@ def main():
         try:
             ub.start(wrapper=wrapper)
             if a.enabled_at_reload:
-                enabled_at_reload(ub, proxy, a.hold, check)
+                enabled_at_reload(ub, proxy, a.hold, check, a.fast_reload,
+                                  a.anchor_removed_at_reload)
                 raise StopIteration
             pending_checks(ub, proxy, a.hold, check)
             if a.anchor_removed_at_reload:
-                anchor_removed_at_reload(ub, a.hold, check)
+                anchor_removed_at_reload(ub, a.hold, check, a.fast_reload)
                 raise StopIteration
             if a.queued_write:
                 proxy.release()
