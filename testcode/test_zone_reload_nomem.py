@@ -38,6 +38,19 @@ STRINGS = 41
 RDATA_LEN = 2 + STRINGS * 201
 
 
+def start_reload(sec):
+    """unbound-control auth_zone_reload ZONE, started in the background."""
+    return subprocess.Popen(
+        [sec.bin("unbound-control"), "-c", sec.conf, "auth_zone_reload", ZONE],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def reload_answer(cmd):
+    """The answer of the auth_zone_reload that start_reload started."""
+    out, _ = cmd.communicate(timeout=60)
+    return out.strip()
+
+
 def main():
     ap = argparse.ArgumentParser(usage=__doc__)
     ap.add_argument("builddir")
@@ -107,16 +120,13 @@ def main():
             if not wait_for(lambda: len(shim_lines("hold")) > holds, 60):
                 fails.append("the write of %s was not held" % BIG)
                 raise StopIteration
-            reload_cmd = subprocess.Popen(
-                [sec.bin("unbound-control"), "-c", sec.conf, "auth_zone_reload", ZONE],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            reload_cmd = start_reload(sec)
             time.sleep(0.5)
             os.kill(sec.proc.pid, signal.SIGHUP)
             time.sleep(0.5)
             os.unlink(hold)
-            out, _ = reload_cmd.communicate(timeout=60)
+            out = reload_answer(reload_cmd)
             reload_cmd = None
-            out = out.strip()
             print("auth_zone_reload waiting at a SIGHUP: %r" % out)
             if not out.startswith("error") or "reloading" not in out:
                 fails.append("auth_zone_reload waiting at a SIGHUP answered %r, "
@@ -129,9 +139,7 @@ def main():
                 f.write(zone_text(ZONE, 60, 10) + "held IN TXT %s\n" % " ".join(
                     ["\"%s\"" % ("x" * 200)] * STRINGS))
             open(hold_read, "w").close()
-            reload_cmd = subprocess.Popen(
-                [sec.bin("unbound-control"), "-c", sec.conf, "auth_zone_reload", ZONE],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            reload_cmd = start_reload(sec)
             if not wait_for(lambda: shim_lines("hold calloc"), 60):
                 fails.append("the reload's read of %s was not held" % ZONE)
                 raise StopIteration
@@ -143,9 +151,8 @@ def main():
                 fails.append("unbound did not stop its workers for the SIGHUP")
             time.sleep(0.5)
             os.unlink(hold_read)
-            out, _ = reload_cmd.communicate(timeout=60)
+            out = reload_answer(reload_cmd)
             reload_cmd = None
-            out = out.strip()
             print("auth_zone_reload that ended after the workers stopped: %r" % out)
             if out != "ok":
                 fails.append("auth_zone_reload that was done when unbound "

@@ -317,15 +317,10 @@ def io_thread_checks(ub, knot, zones, check):
           % sorted(failed))
 
 
-def pending_checks(ub, proxy, hold, check):
-    """While the DS lookup of serial 1's ZONEMD check is held, serial 1 is
-    not served and not written (CVE-2026-77955)."""
-    # the lookup starts when the transferred data is in place
-    check(wait_for(lambda: proxy.ds_queries > 0, 120),
-          "serial 1 transferred: its ZONEMD check looks up the DS (%d queries held)"
-          % proxy.ds_queries)
+def watch(ub, seconds):
+    """The serials of ZONE served and in its zonefile, seen for seconds."""
     served, written = set(), set()
-    end = time.monotonic() + hold
+    end = time.monotonic() + seconds
     while time.monotonic() < end:
         s = ub.serial(ZONE)
         if s is not None:
@@ -334,6 +329,17 @@ def pending_checks(ub, proxy, hold, check):
         if s is not None:
             written.add(s)
         time.sleep(0.1)
+    return served, written
+
+
+def pending_checks(ub, proxy, hold, check):
+    """While the DS lookup of serial 1's ZONEMD check is held, serial 1 is
+    not served and not written (CVE-2026-77955)."""
+    # the lookup starts when the transferred data is in place
+    check(wait_for(lambda: proxy.ds_queries > 0, 120),
+          "serial 1 transferred: its ZONEMD check looks up the DS (%d queries held)"
+          % proxy.ds_queries)
+    served, written = watch(ub, hold)
     check(not served, "nothing served for %s while its ZONEMD check waits for the "
           "DS lookup (served serials %s in %.1f s)" % (ZONE, sorted(served), hold))
     check(not written, "nothing written for %s while its ZONEMD check waits for the "
@@ -364,21 +370,6 @@ def disable_at_reload(ub, hold, check, renamed=None):
           "serial 1 served and written within %.1f s of a reload that turned "
           "zonemd-check off (served %s, file %s)" % (
               hold, ub.serial(ZONE), file_serial(ub.zonefile(ZONE))))
-
-
-def watch(ub, seconds):
-    """The serials of ZONE served and in its zonefile, seen for seconds."""
-    served, written = set(), set()
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        s = ub.serial(ZONE)
-        if s is not None:
-            served.add(s)
-        s = file_serial(ub.zonefile(ZONE))
-        if s is not None:
-            written.add(s)
-        time.sleep(0.1)
-    return served, written
 
 
 def reload(ub, fast, check):
