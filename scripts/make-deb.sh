@@ -244,8 +244,22 @@ fi
 # Tests are skipped here (nocheck): make test and make check-series run
 # upstream's test suite on the same sources.
 jobs=${JOBS:-$(nproc)}
+# The package is built with the release's own tools and Python: the
+# system's PATH, not the caller's, where a python3 of pyenv (say) comes
+# first and configure would compile the Python module against its
+# headers and libpython. On this machine ccache, when installed, as
+# build.sh uses it: a build of the same series in another clone (CI's)
+# takes its objects from the cache (dpkg-buildflags' -ffile-prefix-map
+# names the work tree, which ccache leaves out of the key).
+syspath=/usr/sbin:/usr/bin:/sbin:/bin
+if [ -z "$root" ]; then
+	. "$here/ccache.sh"
+	CCACHE_BASEDIR=$work
+	ccache_use "$work"
+	case ":$PATH:" in *:/usr/lib/ccache:*) syspath=/usr/lib/ccache:$syspath ;; esac
+fi
 echo "make-deb: building $BASE_PACKAGE $version (log: $work/build.log)"
-in_build "$intree" env DEB_BUILD_OPTIONS="nocheck parallel=$jobs" \
+in_build "$intree" env PATH="$syspath" DEB_BUILD_OPTIONS="nocheck parallel=$jobs" \
 	dpkg-buildpackage -b -us -uc > "$work/build.log" 2>&1 || {
 	if grep -q '^dpkg-source: error' "$work/build.log"; then
 		# dpkg-source names each patch before it applies it.

@@ -373,10 +373,13 @@ if [ "$default" = 1 ]; then
 	done
 	case " $solo " in *" deb "*|*" deb-upgrade "*) together="@deb $together" ;; esac
 	# make tests once in each build directory whose tests run make there,
-	# so that tests running at the same time find it up to date
+	# so that tests running at the same time find it up to date; through
+	# ccache, as the builds were (build.sh), so that CI's clean clone
+	# takes the test programs from the cache
 	t0=$(date +%s)
 	for b in fork stock fork-lookup3 fork-tsan fork-asan fork-debug fork-nothreads fork-32; do
-		[ ! -f "$top/build/$b/Makefile" ] || make -C "$top/build/$b" -s -j"$(nproc)" tests > "$logs/prepare-$b.log" 2>&1 ||
+		[ ! -f "$top/build/$b/Makefile" ] || (. "$top/scripts/ccache.sh" && ccache_use "$top" &&
+			make -C "$top/build/$b" -s -j"$(nproc)" tests) > "$logs/prepare-$b.log" 2>&1 ||
 			{ tail -n 20 "$logs/prepare-$b.log"; echo "run-tests: make tests failed in build/$b"; exit 1; }
 	done
 	echo "$(( $(date +%s) - t0 ))" > "$logs/.prepare"

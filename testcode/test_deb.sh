@@ -64,6 +64,20 @@ for p in unbound libunbound8; do
 done
 echo "  ok: xxHash: libxxhash-dev (>= 0.8.0), Built-Using: $bu, its licence in the copyright files"
 
+# Built with the release's Python: configure's include path of the
+# Python module is Debian's (a python3 earlier on the builder's PATH,
+# pyenv's say, has headers and a libpython of its own).
+[ -f "$debdir/build.log" ] || fail "no $debdir/build.log (run make deb)"
+pyinc=$(sed -n 's/^checking for Python include path\.\.\. //p' "$debdir/build.log" | sort -u)
+[ -n "$pyinc" ] || fail "the build log has no Python include path (configure's output changed?)"
+for i in $pyinc; do
+	case $i in
+	-I/usr/include/python3*) ;;
+	*) fail "the Python module was compiled with $i, not the release's Python (make-deb.sh: the build's PATH)" ;;
+	esac
+done
+echo "  ok: built with the release's Python ($(echo $pyinc))"
+
 # status PKG: dpkg's status word (installed, config-files, ...) or nothing.
 status() { dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null; }
 
