@@ -80,9 +80,13 @@ TEST_BUILD_FLAGS = --without-pythonmodule --without-pyunbound
 
 # The fork with lookup3 as the default cache hash (make test runs
 # upstream's tests with each hash), and the fork under ThreadSanitizer
-# (zone transfer tests).
+# (zone transfer tests). fork-lookup3 is also the checking build of the
+# code that ships: asserts and the lock order checker, with the cache
+# tables' atomics (lookups without the table lock, rrset_cache_touch
+# without the bin lock), where fork-debug checks the code for compilers
+# without atomics.
 fork-lookup3: src
-	STEADY_PATCHLEVEL=$(PATCHLEVEL) CONFIGURE_FLAGS="$(CONFIGURE_FLAGS) --with-cache-hash=lookup3 $(TEST_BUILD_FLAGS) --disable-shared" \
+	STEADY_PATCHLEVEL=$(PATCHLEVEL) CONFIGURE_FLAGS="$(CONFIGURE_FLAGS) --with-cache-hash=lookup3 --enable-debug --enable-lock-checks $(TEST_BUILD_FLAGS) --disable-shared" \
 		scripts/build.sh $(SRC) $(B)/fork-lookup3
 
 fork-tsan: src
