@@ -2,9 +2,10 @@
 """The workers' cost of many secondary zones (issue 41's finding 8).
 
 NSD on loopback is the primary of --zones small zones; each build of
---builds (for example the series before and after a change) is their
-secondary in turn, with the auth-zone I/O thread and 2 threads, under a
-memory cap (--mem-mb). When every zone answers serial 1, every zone gets
+--builds (for example stock and the series before and after a change)
+is their secondary in turn, with 2 threads and its default
+auth-zone-io-thread (yes in the fork; stock has none), under a memory
+cap (--mem-mb). When every zone answers serial 1, every zone gets
 serial 2 and one NOTIFY each, sent as fast as they are answered; the run
 ends when every zone answers serial 2. Per build, over --reps runs,
 median (min-max) of: the CPU seconds of unbound's threads from the first
@@ -59,7 +60,7 @@ def one_run(builddir, prim, zones, tmp, mem_mb):
     """The storm once with the build in builddir: (all threads' CPU
     seconds, the busiest thread's, wall seconds)."""
     rundir = tempfile.mkdtemp(prefix="unbound-", dir=tmp)
-    sec = Secondary(builddir, rundir, prim.port, zones, io_thread=True, threads=2)
+    sec = Secondary(builddir, rundir, prim.port, zones, threads=2)
     cap = ["prlimit", "--as=%d" % (mem_mb << 20), "--"]
     for z in zones:
         write_zone(prim.zonefile(z), z, 1, 3)
