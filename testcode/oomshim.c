@@ -17,6 +17,8 @@
  *   STEADY_OOM_STRDUP   the string whose strdups fail
  *   STEADY_OOM_SKIP     the first this many matching allocations after
  *                       a trigger appeared succeed (fail the Nth: N-1)
+ *   STEADY_OOM_TIMES    only this many matching allocations fail after
+ *                       those skipped (default: all of them)
  *   STEADY_HOLD         a path: while it exists, the fwrite() number
  *                       STEADY_HOLD_AT to a file whose name contains
  *                       ".tmp" waits (the writer is half way its file)
@@ -107,12 +109,14 @@ static int
 fail_now(const char* trigger, unsigned long* matched)
 {
 	const char* s = getenv("STEADY_OOM_SKIP");
-	unsigned long skip = s ? strtoul(s, NULL, 10) : 0;
+	const char* t = getenv("STEADY_OOM_TIMES");
+	unsigned long skip = s ? strtoul(s, NULL, 10) : 0, n;
 	if(!exists(trigger)) {
 		__atomic_store_n(matched, 0, __ATOMIC_SEQ_CST);
 		return 0;
 	}
-	return __atomic_fetch_add(matched, 1, __ATOMIC_SEQ_CST) >= skip;
+	n = __atomic_fetch_add(matched, 1, __ATOMIC_SEQ_CST);
+	return n >= skip && (!t || !*t || n - skip < strtoul(t, NULL, 10));
 }
 
 void*

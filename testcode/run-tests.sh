@@ -207,7 +207,8 @@ run_test() {
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-faults) run zone-faults sh -c 'for m in yes no; do "$1" "$2/test_zone_faults.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
-	zone-ixfr) run zone-ixfr sh -c 'for m in yes no; do "$1" "$2/test_zone_ixfr.py" "$3" --io-thread $m || exit 1; done' \
+	zone-ixfr) run zone-ixfr sh -c 'for m in yes no; do "$1" "$2/test_zone_ixfr.py" "$3" --io-thread $m || exit 1; done &&
+		"$1" "$2/test_zone_ixfr.py" "$3" --copy-nomem' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-ixfr-fail) run zone-ixfr-fail sh -c 'for m in yes no; do "$1" "$2/test_zone_ixfr_fail.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;

@@ -9,7 +9,15 @@ zone). With the I/O thread, the log must show the small IXFRs applied in
 place and the large one not (applied to a copy). Run with both settings
 of auth-zone-io-thread.
 
-usage: test_zone_ixfr.py BUILDDIR [--io-thread yes|no]"""
+With --copy-nomem (the I/O thread; issue 41's finding 7), the copy of
+the zone for the large IXFR cannot be allocated: testcode/oomshim.c
+fails one calloc of sizeof(struct auth_data), the first node of the
+copy. The IXFR must then be applied in place, as without the thread,
+not fail for lack of memory: serial 4 served and written, applied in
+place, num.authzone.xfr.apply.nomem 0. (Before, it was not applied,
+the zone stayed at serial 3 until a later transfer.)
+
+usage: test_zone_ixfr.py BUILDDIR [--io-thread yes|no] [--copy-nomem]"""
 
 import argparse
 import os
@@ -20,8 +28,8 @@ import tempfile
 import dns.message
 import dns.query
 
-from harness.zone import (KnotPrimary, Secondary, file_serial, notify, verdict,
-                      write_zone, zone_text)
+from harness.zone import (KnotPrimary, Secondary, build_preload, file_serial, notify,
+                      shim_log_lines, struct_size, verdict, write_zone, zone_text)
 
 ZONE = "example.net."
 N = 30000
@@ -43,7 +51,10 @@ def main():
     ap = argparse.ArgumentParser(usage=__doc__)
     ap.add_argument("builddir")
     ap.add_argument("--io-thread", choices=["yes", "no"], default="yes")
+    ap.add_argument("--copy-nomem", action="store_true")
     a = ap.parse_args()
+    if a.copy_nomem and a.io_thread != "yes":
+        ap.error("--copy-nomem is of the I/O thread")
     fails = []
     with tempfile.TemporaryDirectory(prefix="steady-zixfr-") as tmp:
         prim = KnotPrimary(os.path.join(tmp, "knot"), [ZONE])
@@ -53,8 +64,14 @@ def main():
                         verbosity=3)
         zfile = sec.zonefile(ZONE)
         prim.start({ZONE: 1})
+        wrapper, trigger, shimlog = None, os.path.join(tmp, "oom"), os.path.join(tmp, "oom.log")
+        if a.copy_nomem:
+            wrapper = ["env", "LD_PRELOAD=" + build_preload(tmp, "oomshim.c"),
+                       "STEADY_OOM_CALLOC_TRIGGER=" + trigger,
+                       "STEADY_OOM_SIZE=%d" % struct_size(a.builddir, "auth_data"),
+                       "STEADY_OOM_TIMES=1", "STEADY_OOM_LOG=" + shimlog]
         try:
-            sec.start()
+            sec.start(wrapper=wrapper)
             if not sec.wait_serial(ZONE, 1, timeout=60):
                 fails.append("first transfer not on disk")
                 raise StopIteration
@@ -65,6 +82,10 @@ def main():
                 write_zone(prim.zonefile(ZONE), ZONE, serial, N, fixed=True,
                            vary=vary)
                 prim.reload({ZONE: serial})
+                if a.copy_nomem and serial == 4:
+                    # the large IXFR's copy fails at its first node
+                    with open(trigger, "w"):
+                        pass
                 notify(sec.port, ZONE)
                 if not sec.wait_serial(ZONE, serial, timeout=60):
                     fails.append("serial %d not served and on disk (file %s)" % (
@@ -95,7 +116,16 @@ def main():
                 fails.append("Knot sent %d IXFRs, want 3:\n%s" % (ixfrs, klog[-2000:]))
             # which way each serial was applied (VERB_QUERY lines)
             log = sec.read_log()
-            for serial, inplace in ((2, True), (3, True), (4, False)):
+            if a.copy_nomem:
+                failed = shim_log_lines(shimlog, "fail")
+                print("oomshim: %s" % failed)
+                if len(failed) != 1:
+                    fails.append("the copy's allocation was not failed once (%s)" % failed)
+                if "out of memory for a copy of the zone, IXFR applied in place" \
+                        not in sec.read_log():
+                    fails.append("no warning that the IXFR was applied in place "
+                                 "for lack of memory")
+            for serial, inplace in ((2, True), (3, True), (4, a.copy_nomem)):
                 m = re.search(r"auth zone %s updated to serial %d( \(IXFR applied "
                               r"in place\))?$" % (re.escape(ZONE), serial), log, re.M)
                 # without the marker: by the I/O thread to a copy, or by
@@ -111,6 +141,9 @@ def main():
                 fails.append("num.authzone.xfr.apply=%s" % st["num.authzone.xfr.apply"])
             if int(st["num.authzone.write.failed"]) != 0:
                 fails.append("write failures")
+            if a.copy_nomem and int(st["num.authzone.xfr.apply.nomem"]) != 0:
+                fails.append("num.authzone.xfr.apply.nomem=%s, want 0 (applied in place)"
+                             % st["num.authzone.xfr.apply.nomem"])
             if sec.stop() != 0:
                 fails.append("exit status not 0")
         except StopIteration:
