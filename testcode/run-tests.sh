@@ -12,7 +12,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 upstream-unit-tsan upstream-unit-asan cache-unit-32 zone-transfer zone-transfer-debug zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-kept zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
-  control-lines soak
+  control-lines soak cve-warnings
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof and tdir-base-failures make stock,
   *-lookup3 make fork-lookup3,
@@ -73,7 +73,7 @@ default=0
 	dnssec-lookup3 rpz-hash scrapers zone-url \
 	upstream-tdir tdir-base-failures zone-fast-reload-apply zone-tsan zone-fast-reload-tsan \
 	zone-zonemd-reload soak zone-stall zone-stall-proof zone-inplace-lock \
-	zone-notify deps-listen deps-listen-proof deb deb-upgrade
+	zone-notify cve-warnings deps-listen deps-listen-proof deb deb-upgrade
 pooled="check-series upstream-unit-asan upstream-unit-tsan fuzz-config
 	cache-asan+cache-model cache-tsan fuzz-zonefile-roundtrip fuzz-lruhash fuzz-zonefile-read
 	upstream-unit-debug upstream-unit-32 upstream-unit-lookup3 upstream-unit-nothreads
@@ -161,6 +161,7 @@ run_test() {
 	deps-listen) run deps-listen env PYTHON="$PYTHON" "$here/test_deps_listen.sh" ;;
 	deps-listen-proof) run deps-listen-proof env PYTHON="$PYTHON" "$here/test_deps_listen.sh" --proof ;;
 	smoke) run smoke "$PYTHON" "$here/test_smoke.py" "$bld" ;;
+	cve-warnings) run cve-warnings "$PYTHON" "$here/test_cve_warnings.py" "$bld" ;;
 	install) run install "$here/test_install.sh" "$bld" ;;
 	cache-unit) run cache-unit sh "$here/cmocka/run.sh" "$bld" plain 3 ;;
 	cache-tsan) run cache-tsan sh "$here/cmocka/run.sh" "$bld" thread 5 ;;
