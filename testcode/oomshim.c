@@ -12,6 +12,9 @@
  *   STEADY_OOM_CALLOC_TRIGGER  a path: while it exists, calloc() of
  *                       exactly STEADY_OOM_SIZE bytes returns NULL (ENOMEM)
  *   STEADY_OOM_SIZE     the size (nmemb*size) of the callocs to fail
+ *   STEADY_OOM_MALLOC   if set, malloc()s of STEADY_OOM_SIZE fail too,
+ *                       counted with the callocs: a compiler may make
+ *                       malloc and memset one calloc, or not (ASan)
  *   STEADY_OOM_STRDUP_TRIGGER  a path: while it exists, strdup() of the
  *                       string STEADY_OOM_STRDUP returns NULL (ENOMEM)
  *   STEADY_OOM_STRDUP   the string whose strdups fail
@@ -50,12 +53,14 @@
 #include <unistd.h>
 
 static void* (*real_calloc)(size_t, size_t);
+static void* (*real_malloc)(size_t);
+static void (*real_free)(void*);
 static char* (*real_strdup)(const char*);
 static size_t (*real_fwrite)(const void*, size_t, size_t, FILE*);
 
 /* dlsym may allocate before real_calloc is known; that memory is never
  * freed, it is not ASan's */
-static char boot[4096];
+static char boot[65536];
 static size_t boot_used;
 static int resolving;
 
@@ -158,6 +163,97 @@ calloc(size_t nmemb, size_t size)
 		return NULL;
 	}
 	return real_calloc(nmemb, size);
+}
+
+/* AddressSanitizer's allocator, when it is loaded: found without dlsym,
+ * which allocates and frees while ASan starts */
+extern void* __interceptor_malloc(size_t) __attribute__((weak));
+extern void __interceptor_free(void*) __attribute__((weak));
+
+/* true if p is of the memory handed out while dlsym was resolving */
+static int
+is_boot(void* p)
+{
+	return (char*)p >= boot && (char*)p < boot + sizeof(boot);
+}
+
+void*
+malloc(size_t size)
+{
+	/* initial-exec: the general model's __tls_get_addr does not work
+	 * yet when the dynamic loader calls malloc at start-up */
+	static __thread int inside __attribute__((tls_model("initial-exec")));
+	const char* s;
+	void* p;
+	if(!real_malloc && __interceptor_malloc)
+		real_malloc = __interceptor_malloc;
+	if(!real_malloc && !resolving && !inside) {
+		resolving = 1;
+		real_malloc = (void*(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+		resolving = 0;
+	}
+	if(!real_malloc) {
+		/* called by dlsym, or before the next malloc can be found
+		 * (ASan's start); free() leaves this memory alone */
+		size_t n = (size + 15) & ~(size_t)15;
+		if(boot_used + n > sizeof(boot))
+			return NULL;
+		p = boot + boot_used;
+		boot_used += n;
+		return p;
+	}
+	if(inside)
+		return real_malloc(size);
+	inside = 1;
+	s = getenv("STEADY_OOM_SIZE");
+	if(s && *s && getenv("STEADY_OOM_MALLOC") && size == strtoul(s, NULL,
+		10) && fail_now("STEADY_OOM_CALLOC_TRIGGER", &matched_calloc)) {
+		char b[32];
+		snprintf(b, sizeof(b), "%lu", (unsigned long)size);
+		note("fail malloc", b);
+		inside = 0;
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = real_malloc(size);
+	inside = 0;
+	return p;
+}
+
+void
+free(void* p)
+{
+	/* what dlsym frees while it finds free (an old dlerror string),
+	 * freed after it */
+	static void* pending[8];
+	static int finding;
+	int i;
+	if(!p || is_boot(p))
+		return;
+	if(!real_free && __interceptor_free)
+		real_free = __interceptor_free;
+	if(!real_free) {
+		if(finding) {
+			for(i = 0; i < 8; i++) {
+				if(!pending[i]) {
+					pending[i] = p;
+					break;
+				}
+			}
+			return;
+		}
+		finding = 1;
+		real_free = (void(*)(void*))dlsym(RTLD_NEXT, "free");
+		finding = 0;
+		for(i = 0; i < 8 && real_free; i++) {
+			if(pending[i])
+				real_free(pending[i]);
+			pending[i] = NULL;
+		}
+		if(!real_free)
+			return;
+	}
+	real_free(p);
 }
 
 char*

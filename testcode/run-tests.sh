@@ -12,6 +12,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 upstream-unit-tsan upstream-unit-asan cache-unit-32 zone-transfer zone-transfer-debug zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-kept zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  zone-apply-nomem
   control-lines soak cve-warnings
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof and tdir-base-failures make stock,
@@ -20,7 +21,8 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   upstream-unit-nothreads and zone-transfer-nothreads make fork-nothreads,
   upstream-unit-32 and cache-unit-32 make fork-32, stats-passes-dnscrypt make fork-dnscrypt,
   upstream-unit-tsan, zone-tsan and zone-fast-reload-tsan make fork-tsan,
-  upstream-unit-asan, zone-fast-reload, zone-fast-reload-apply, zone-reload-nomem, zone-rpz-ixfr-fail, zone-oom, soak and fuzz-config make fork-asan;
+  upstream-unit-asan, zone-fast-reload, zone-fast-reload-apply, zone-reload-nomem, zone-rpz-ixfr-fail, zone-oom,
+  zone-apply-nomem, soak and fuzz-config make fork-asan;
   SOAK_SECONDS, default 120, is the soak's length,
   fuzz-* make fork-fuzz; FUZZ_SECONDS, default 30, is each fuzz run,
   FUZZ_SEED, default 1, its seed) upstream-export check-series deb deb-upgrade
@@ -64,7 +66,7 @@ default=0
 	upstream-unit upstream-export cache-unit cache-unit-32 rebase-check base-change \
 	roundtrip hash-unit hash-unit-lookup3 fetch-errors install patch-messages \
 	libunbound-hashcheck deb-version security-status readme-facts build-noparser \
-	zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom \
+	zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom zone-apply-nomem \
 	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover \
 	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-full-transfer \
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines \
@@ -89,7 +91,7 @@ pooled="check-series upstream-unit-asan upstream-unit-tsan fuzz-config
 # read (the fast_reload apply tests, zone-tsan's DS lookup), enforce
 # transfer time limits (upstream's tdir tests) or change the machine
 # (deb, deps-listen).
-paired="zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom
+paired="zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom zone-apply-nomem
 	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover
 	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-full-transfer
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines
@@ -286,6 +288,10 @@ run_test() {
 		--io-thread no --expect-stall --updates 1 ;;
 	zone-tsan) run zone-tsan "$here/test_zone_tsan.sh" "$top/build/fork-tsan" ;;
 	zone-oom) run zone-oom "$PYTHON" "$here/test_zone_oom.py" "$top/build/fork-asan" ;;
+	zone-apply-nomem) run zone-apply-nomem sh -c 'for m in "--primary nsd --zonemd" \
+		"--primary knot --zonemd" "--primary http" --malformed; do
+		"$1" "$2/test_zone_apply_nomem.py" "$3" $m || exit 1; done' \
+		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	control-lines) run control-lines "$PYTHON" "$here/test_control_lines.py" "$bld" ;;
 	soak) run soak "$PYTHON" "$here/soak.py" "$top/build/fork-asan" \
 		--duration "${SOAK_SECONDS:-120}" ;;

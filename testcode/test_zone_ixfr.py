@@ -121,7 +121,7 @@ def main():
                 print("oomshim: %s" % failed)
                 if len(failed) != 1:
                     fails.append("the copy's allocation was not failed once (%s)" % failed)
-                if "out of memory for a copy of the zone, IXFR applied in place" \
+                if "out of memory for a new version of the zone, IXFR applied in place" \
                         not in sec.read_log():
                     fails.append("no warning that the IXFR was applied in place "
                                  "for lack of memory")

@@ -15,7 +15,10 @@ test wants:
 In each case the worker must not apply, reload or free the zone data
 itself: the transfer fails (logged, counted in
 num.authzone.xfr.apply.nomem) and a later NOTIFY gets the zone; the
-reload fails with an error. Then the held write goes on, and the
+reload fails with an error. While the write is held, the version of the
+zone that the transfer replaced must be freed already (logged at
+verbosity 4), so that two versions of the zone are in memory only while
+the new one is built. Then the held write goes on, and the
 zonefile on disk must be a complete version (parsed: serial, and the
 record count of that serial), the served serial must not go back, and
 ASan must report nothing, also at the exit.
@@ -25,23 +28,17 @@ usage: test_zone_oom.py BUILDDIR [--phase calloc|strdup|reload ...]
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
-from harness.zone import (Primary, Secondary, build_preload, check_zonefile, file_serial,
-                      notify, shim_log_lines, struct_size, verdict, write_zone)
+from harness.zone import (Primary, Secondary, asan_build, build_preload, check_zonefile,
+                          file_serial, notify, preload_env, shim_log_lines, struct_size,
+                          verdict, write_zone)
 
 ZONE = "example.net."
 N = 200000
 PHASES = ("calloc", "strdup", "reload")
-
-
-def asan_build(builddir):
-    r = subprocess.run(["readelf", "-d", os.path.join(builddir, "unbound")],
-                       capture_output=True, text=True)
-    return "libasan" in r.stdout
 
 
 def touch(path):
@@ -77,12 +74,10 @@ def main():
         prim = Primary(os.path.join(tmp, "nsd"), [ZONE])
         write_zone(prim.zonefile(ZONE), ZONE, 1, N)
         sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
-                        [ZONE], threads=2, io_thread=True)
+                        [ZONE], threads=2, io_thread=True, verbosity=4)
         zfile = sec.zonefile(ZONE)
         host = "127.0.0.1@%d" % prim.port
-        wrapper = ["env", "LD_PRELOAD=" + shim,
-                   "ASAN_OPTIONS=verify_asan_link_order=0:halt_on_error=1:"
-                   "detect_leaks=1",
+        wrapper = ["env"] + preload_env(a.builddir, shim) + [
                    "STEADY_OOM_CALLOC_TRIGGER=" + triggers["calloc"],
                    "STEADY_OOM_SIZE=%d" % size,
                    "STEADY_OOM_STRDUP_TRIGGER=" + triggers["strdup"],
@@ -129,6 +124,12 @@ def main():
                 return False
             print("%s: I/O thread holds the write of serial %d half way (%s)"
                   % (kind, s1, shim_lines("hold")[-1].split()[-1]))
+            # the version it replaced is freed already: two versions of
+            # the zone are in memory only while the new one is built
+            freed = "names of the version of %s before serial %d in" % (ZONE, s1)
+            if freed not in sec.read_log():
+                fails.append("%s: the version before serial %d is not freed while "
+                             "its zonefile write runs" % (kind, s1))
             # 2. the fault
             nfail = len(shim_lines("fail"))
             nerr = len(oom_errors())

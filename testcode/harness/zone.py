@@ -364,6 +364,24 @@ def struct_size(builddir, name):
     return int(m.group(1))
 
 
+def asan_build(builddir):
+    """True if builddir's unbound is built with AddressSanitizer."""
+    r = subprocess.run(["readelf", "-d", os.path.join(builddir, "unbound")],
+                       capture_output=True, text=True)
+    return "libasan" in r.stdout
+
+
+def preload_env(builddir, shim):
+    """The environment (a list for env(1)) that preloads shim into
+    builddir's unbound; under AddressSanitizer the shim goes before ASan's
+    runtime, which then must not check the order, and the first report
+    stops unbound."""
+    env = ["LD_PRELOAD=" + shim]
+    if asan_build(builddir):
+        env.append("ASAN_OPTIONS=verify_asan_link_order=0:halt_on_error=1:detect_leaks=1")
+    return env
+
+
 def shim_log_lines(path, prefix):
     """The lines of an LD_PRELOAD shim's log (oomshim.c's STEADY_OOM_LOG)
     that start with prefix ("fail", "hold", "release"); none before the
