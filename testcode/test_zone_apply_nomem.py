@@ -24,7 +24,11 @@ the next transfer, with memory, goes to a new version again.
   checks it (zonemd-check: yes, no trust anchor: the digest is checked).
   The in-place apply must make the check as the copy does: a last serial
   with a wrong digest, applied in place for lack of memory, must be
-  neither answered nor written (CVE-2026-77955's rule).
+  neither answered nor written (CVE-2026-77955's rule). The check of
+  serial 2 is held at the digest of a large TXT RRset (oomshim.c's
+  STEADY_HOLD_DIGEST) while a NOTIFY for the zone must be answered within
+  a second: the hash runs with the zone locked, not the zone's transfer
+  state, which the worker that answers the NOTIFY takes.
 --malformed: a scripted primary sends an AXFR with a record of another
   class (all of serial 3 in answer to an IXFR from serial 2), with
   memory. That is not a lack of memory, and must not be applied in
@@ -57,6 +61,11 @@ from harness.zone import (KnotPrimary, Primary, ScriptedPrimary, Secondary, buil
 ZONE = "example.net."
 N = 30000
 VARY = 6000  # names an IXFR changes: more than N/8, so not in place
+# --zonemd: a TXT RRset whose ZONEMD digest update is held, and the
+# length of that update: the canonical owner held.example.net. (18
+# octets), type, class, TTL, rdlength (10), and the strings
+HELD_STRINGS = 37
+HELD_DIGEST_LEN = 18 + 10 + HELD_STRINGS * 201
 
 
 class HttpPrimary:
@@ -112,6 +121,8 @@ def serve_version(prim, serial, zonemd, keys, bad_digest=False):
         write_zone(path, ZONE, serial, N, fixed=fixed, vary=VARY)
     else:
         write_zone(path + ".in", ZONE, serial, N, fixed=fixed, vary=VARY)
+        with open(path + ".in", "a") as f:
+            f.write("held 3600 IN TXT %s\n" % " ".join(['"%s"' % ("x" * 200)] * HELD_STRINGS))
         with open(sign_zone(path + ".in", ZONE, keys, zonemd=True)) as f:
             text = f.read()
         if bad_digest:
@@ -156,10 +167,12 @@ def real_primary(a, tmp, check, procs):
                                  "\turl: \"%s\"\n" % prim.url(ZONE)))
     zfile = sec.zonefile(ZONE)
     trigger, shimlog = os.path.join(tmp, "oom"), os.path.join(tmp, "oom.log")
+    hold = os.path.join(tmp, "hold.digest")
     wrapper = ["env"] + preload_env(a.builddir, build_preload(tmp, "oomshim.c")) + [
                "STEADY_OOM_CALLOC_TRIGGER=" + trigger,
                "STEADY_OOM_SIZE=%d" % struct_size(a.builddir, "auth_data"),
-               "STEADY_OOM_MALLOC=1", "STEADY_OOM_TIMES=1", "STEADY_OOM_LOG=" + shimlog]
+               "STEADY_OOM_MALLOC=1", "STEADY_OOM_TIMES=1", "STEADY_OOM_LOG=" + shimlog,
+               "STEADY_HOLD_DIGEST=" + hold, "STEADY_HOLD_DIGEST_LEN=%d" % HELD_DIGEST_LEN]
     kind = "IXFR" if knot else "HTTP" if web else "AXFR"
     warning = "out of memory for a new version of the zone, %s applied in place" % kind
     vary = (lambda s: VARY) if knot else None
@@ -211,7 +224,19 @@ def real_primary(a, tmp, check, procs):
               wait_for(lambda: on_disk(1), 30), "serial 1 served and on disk")
         # serial 2 without memory for a second version, serial 3 with
         for serial, nomem in ((2, True), (3, False)):
+            held = a.zonemd and nomem
+            if held:
+                with open(hold, "w"):
+                    pass
             nfail = update(serial, nomem)
+            if held:
+                ok = wait_for(lambda: shim_log_lines(shimlog, "hold digest"), 60)
+                check(ok, "serial %d: the in-place ZONEMD check is held" % serial)
+                rc, secs = notify(sec.port, ZONE, timeout=3)
+                check(rc == "NOERROR" and secs < 1.0, "serial %d: a NOTIFY while the "
+                      "check is held answered %s after %.3f s, want NOERROR within 1 s"
+                      % (serial, rc, secs))
+                os.unlink(hold)
             ok = sec.wait_serial(ZONE, serial, timeout=60, on_disk=False)
             if nomem:
                 os.unlink(trigger)
@@ -248,8 +273,9 @@ def real_primary(a, tmp, check, procs):
             check(on_disk(3), "the zonefile keeps serial 3")
         check_clean_exit(check, sec.stop(), sec.read_log())
     finally:
-        if os.path.exists(trigger):
-            os.unlink(trigger)
+        for path in (trigger, hold):
+            if os.path.exists(path):
+                os.unlink(path)
 
 
 def scripted(a, tmp, check, procs):
