@@ -42,7 +42,7 @@ HEADER = 12
 def message(kind, size, k):
     """The wire format of a message of kind, at most size bytes."""
     q = QNAME + struct.pack("!HH", 1, 1)  # a. A IN
-    rrs = []
+    count = 0
     body = b""
     pos = HEADER + len(q)
     if kind != "normal":
@@ -56,22 +56,20 @@ def message(kind, size, k):
             prev = rdata_at + len(chain) - 2
         end = prev
         body += struct.pack("!HHHIH", 0xC000 | HEADER, 10, 1, 3600, len(chain)) + chain
-        rrs.append(1)
+        count = 1
         target = end
     else:
         target = HEADER
-    i = 0
     while True:
         if kind == "ns-chain":
             rr = struct.pack("!HHHIHH", 0xC000 | target, 2, 1, 3600, 2, 0xC000 | target)
         else:
-            rr = struct.pack("!HHHIH", 0xC000 | target, 1, 1, 3600, 4) + struct.pack("!I", i)
+            rr = struct.pack("!HHHIHI", 0xC000 | target, 1, 1, 3600, 4, count)
         if HEADER + len(q) + len(body) + len(rr) > size:
             break
         body += rr
-        rrs.append(1)
-        i += 1
-    hdr = struct.pack("!HHHHHH", 1, 0x8400, 1, len(rrs), 0, 0)
+        count += 1
+    hdr = struct.pack("!HHHHHH", 1, 0x8400, 1, count, 0, 0)
     return hdr + q + body
 
 
