@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Issue 43, part 1 (CVE-2026-96405): the work of name decompression in
-the parse of one answer. Makes DNS answers of the same size, a normal one
+"""Issue 43 (CVE-2026-96405): the work of name decompression in the parse
+of one answer. Makes DNS answers of the same size, a normal one
 and crafted ones whose names are each the longest chain of compression
 pointers that the parser accepts, and times their parse
 (bench/parse_ptrs.c: reply_info_parse, as the iterator parses an
@@ -18,7 +18,12 @@ EDNS at its largest):
 - ns-chain: the same chain, then NS records whose owner and rdata name
   both point to its end (the rdata name is decompressed when the reply
   is made).
-K is the largest the parser of stock accepts (found here).
+K is the largest that each build's parser accepts for that kind of
+message (found here), so each build parses the worst one it lets through;
+the fork's K is set by its bound on the pointers of the whole message.
+- stock's owner-chain: stock's owner-chain message, parsed by both (what
+  the fork's refusal costs).
+harness/ptrchain.py makes the messages (test_parse_ptrs.py uses them too).
 
 usage: flock build/.bench.lock bench/parse_ptrs.py [--size 65535]
        [--reps 5] [--runs 9] [--out FILE]"""
@@ -26,7 +31,6 @@ usage: flock build/.bench.lock bench/parse_ptrs.py [--size 65535]
 import argparse
 import os
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
@@ -34,43 +38,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from lruhash_bench import BUILDS, build, med  # noqa: E402
-
-QNAME = b"\x01a\x00"  # a.
-HEADER = 12
-
-
-def message(kind, size, k):
-    """The wire format of a message of kind, at most size bytes."""
-    q = QNAME + struct.pack("!HH", 1, 1)  # a. A IN
-    count = 0
-    body = b""
-    pos = HEADER + len(q)
-    if kind != "normal":
-        # the chain: a root label, then k pointers, each to the one
-        # before, in the rdata of a NULL record of the question's name
-        rdata_at = pos + 2 + 10
-        chain = b"\x00"
-        prev = rdata_at
-        for _ in range(k):
-            chain += struct.pack("!H", 0xC000 | prev)
-            prev = rdata_at + len(chain) - 2
-        end = prev
-        body += struct.pack("!HHHIH", 0xC000 | HEADER, 10, 1, 3600, len(chain)) + chain
-        count = 1
-        target = end
-    else:
-        target = HEADER
-    while True:
-        if kind == "ns-chain":
-            rr = struct.pack("!HHHIHH", 0xC000 | target, 2, 1, 3600, 2, 0xC000 | target)
-        else:
-            rr = struct.pack("!HHHIHI", 0xC000 | target, 1, 1, 3600, 4, count)
-        if HEADER + len(q) + len(body) + len(rr) > size:
-            break
-        body += rr
-        count += 1
-    hdr = struct.pack("!HHHHHH", 1, 0x8400, 1, count, 0, 0)
-    return hdr + q + body
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "testcode"))
+from harness.ptrchain import answer as message  # noqa: E402
 
 
 def run(exe, path, runs):
@@ -79,15 +48,15 @@ def run(exe, path, runs):
     return dict(kv.split("=") for kv in out.split())
 
 
-def longest_chain(exe, d, size):
-    """The largest K whose owner-chain message the parser accepts."""
+def longest_chain(exe, d, size, kind):
+    """The largest K whose message of kind the parser accepts, or 0."""
     for k in range(300, 0, -1):
         p = os.path.join(d, "probe")
         with open(p, "wb") as f:
-            f.write(message("owner-chain", size, k))
+            f.write(message(kind, size, k))
         if run(exe, p, 1)["rcode"] == "0":
             return k
-    raise SystemExit("no chain is accepted")
+    return 0
 
 
 def main():
@@ -99,45 +68,55 @@ def main():
     a = ap.parse_args()
     exes = {label: build(label, "parse_ptrs") for label in BUILDS}
     with tempfile.TemporaryDirectory() as d:
-        k = longest_chain(exes["stock"], d, a.size)
-        print("longest chain stock accepts: %d pointers" % k, flush=True)
-        kinds = ("normal", "owner-chain", "ns-chain")
+        kinds = ("normal", "owner-chain", "ns-chain", "stock's owner-chain")
+        k = {(kind, label): longest_chain(exe, d, a.size, kind)
+             for kind in kinds[1:3] for label, exe in exes.items()}
+        for label in exes:
+            k[("normal", label)] = 0
+            k[(kinds[3], label)] = k[("owner-chain", "stock")]
+        print("longest chains accepted: %s" % k, flush=True)
         files = {}
         for kind in kinds:
-            files[kind] = os.path.join(d, kind)
-            with open(files[kind], "wb") as f:
-                f.write(message(kind, a.size, k))
+            for label in exes:
+                files[(kind, label)] = os.path.join(d, "%d.%s" % (
+                    kinds.index(kind), label))
+                with open(files[(kind, label)], "wb") as f:
+                    f.write(message(kind.replace("stock's ", ""), a.size,
+                                    k[(kind, label)]))
         res = {(kind, label): [] for kind in kinds for label in exes}
         rcode = {}
         size = {}
         for _ in range(a.reps):
             for kind in kinds:
                 for label, exe in exes.items():
-                    r = run(exe, files[kind], a.runs)
+                    r = run(exe, files[(kind, label)], a.runs)
                     res[(kind, label)].append(float(r["us"]))
                     rcode[(kind, label)] = r["rcode"]
-                    size[kind] = int(r["bytes"])
+                    size[(kind, label)] = int(r["bytes"])
                     print(kind, label, r, flush=True)
-    norm = {label: statistics.median(res[("normal", label)]) / size["normal"]
-            for label in exes}
+    norm = {label: statistics.median(res[("normal", label)]) /
+            size[("normal", label)] for label in exes}
     report = ["# Parse cost of answers with long compression pointer chains "
               "(issue 43, CVE-2026-96405)", "",
               "`flock build/.bench.lock bench/parse_ptrs.py --size %d --reps %d --runs %d`"
               % (a.size, a.reps, a.runs), "",
               "reply_info_parse of one answer, microseconds: median (min-max) of %d "
-              "runs, each the median of %d batches of about 20 ms. Chains of %d "
-              "pointers (the longest stock accepts). rcode 0: parsed; else the "
-              "parse failed (a FORMERR)." % (a.reps, a.runs, k), "",
-              "| message | bytes | stock us | fork us | fork/stock | stock per byte "
+              "runs, each the median of %d batches of about 20 ms. Each build "
+              "parses, of each kind, the message with the longest chains it "
+              "accepts (K pointers; a name pointing to the chain's end takes "
+              "K+1 hops). rcode 0: parsed; else the parse failed (a FORMERR)."
+              % (a.reps, a.runs), "",
+              "| message | K stock / fork | bytes stock / fork | stock us | fork us | fork/stock | stock per byte "
               "vs normal | fork per byte vs normal | rcode stock / fork |",
-              "|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|"]
     for kind in kinds:
         s, f = res[(kind, "stock")], res[(kind, "fork")]
-        report.append("| %s | %d | %s | %s | %.2f | %.1f× | %.1f× | %s / %s |" % (
-            kind, size[kind], med(s), med(f),
+        report.append("| %s | %d / %d | %d / %d | %s | %s | %.2f | %.1f× | %.1f× "
+                      "| %s / %s |" % (
+            kind, k[(kind, "stock")], k[(kind, "fork")], size[(kind, "stock")], size[(kind, "fork")], med(s), med(f),
             statistics.median(f) / statistics.median(s),
-            statistics.median(s) / size[kind] / norm["stock"],
-            statistics.median(f) / size[kind] / norm["fork"],
+            statistics.median(s) / size[(kind, "stock")] / norm["stock"],
+            statistics.median(f) / size[(kind, "fork")] / norm["fork"],
             rcode[(kind, "stock")], rcode[(kind, "fork")]))
     print("\n".join(report))
     if a.out:

@@ -55,6 +55,8 @@ PARTS = [
     ("scale-out", "scale_out.py", "--seconds 60 --out OUT",
      "--seconds 12 --zone-records 20000 --out OUT"),
     ("multicore", "multicore.py", "--out OUT", "--quick --out OUT"),
+    ("parse-ptrs", "parse_ptrs.py", "--reps 5 --runs 9 --out OUT",
+     "--reps 1 --runs 3 --out OUT"),
 ]
 
 

@@ -84,7 +84,7 @@ debver=$(cd "$tree" && dpkg-parsechangelog -S Version)
 # unbound -V shows the patch level, the base and its security status (as
 # base.pin gives it); debian/rules passes dpkg-buildflags' CPPFLAGS (with
 # this append) to both configure runs.
-cppflags="-DSTEADY_PATCHLEVEL=$n -DSTEADY_BASE=$debver -DSTEADY_UNFIXED_CVES=$BASE_UNFIXED_CVES"
+cppflags="-DSTEADY_PATCHLEVEL=$n -DSTEADY_BASE=$debver $(pin_cve_cppflags)"
 sed -i "/^export DEB_CFLAGS_MAINT_APPEND/a\\
 # Unbound Steady: unbound -V prints the fork's patch level and base.\\
 export DEB_CPPFLAGS_MAINT_APPEND = $cppflags" "$tree/debian/rules"

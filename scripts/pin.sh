@@ -2,7 +2,7 @@
 # Shared helpers for the scripts that read base.pin, the pinned base.
 # Source it, then call the functions:
 #   . "$here/pin.sh"; pin_load [PINFILE]
-pin_usage="usage: . scripts/pin.sh; pin_load [PINFILE]; pin_id; pin_cppflags
+pin_usage="usage: . scripts/pin.sh; pin_load [PINFILE]; pin_id; pin_cppflags; pin_cve_cppflags
   PINFILE defaults to \$BASE_PIN, else base.pin next to scripts/."
 
 # pin_load [PINFILE]: read the pin (shell KEY=value lines) into BASE_*
@@ -24,6 +24,14 @@ pin_load() {
 	case $BASE_UNFIXED_CVES in
 	*[!0-9]*) echo "pin: error: BASE_UNFIXED_CVES is not a number" >&2; return 1 ;;
 	esac
+	# optional: a pin of a base whose open CVEs the fork mitigates none of
+	BASE_MITIGATED_CVES=${BASE_MITIGATED_CVES:-0}
+	case $BASE_MITIGATED_CVES in
+	*[!0-9]*) echo "pin: error: BASE_MITIGATED_CVES is not a number" >&2; return 1 ;;
+	esac
+	[ "$BASE_MITIGATED_CVES" -le "$BASE_UNFIXED_CVES" ] ||
+		{ echo "pin: error: BASE_MITIGATED_CVES is more than BASE_UNFIXED_CVES" >&2; return 1; }
+	BASE_OPEN_CVES=$((BASE_UNFIXED_CVES - BASE_MITIGATED_CVES))
 	return 0
 }
 
@@ -36,5 +44,10 @@ pin_id() {
 # pin_cppflags: the defines that make unbound -V name the base and its
 # security status (patch 0001 prints them).
 pin_cppflags() {
-	echo "-DSTEADY_BASE=$BASE_DEBIAN_VERSION -DSTEADY_UNFIXED_CVES=$BASE_UNFIXED_CVES"
+	echo "-DSTEADY_BASE=$BASE_DEBIAN_VERSION $(pin_cve_cppflags)"
+}
+
+# pin_cve_cppflags: the defines of the security status alone.
+pin_cve_cppflags() {
+	echo "-DSTEADY_UNFIXED_CVES=$BASE_UNFIXED_CVES -DSTEADY_OPEN_CVES=$BASE_OPEN_CVES -DSTEADY_MITIGATED_CVES=$BASE_MITIGATED_CVES"
 }

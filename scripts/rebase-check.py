@@ -3,7 +3,6 @@
 report per patch whether it applies, applies only with a three-way merge,
 is already in the new base, or conflicts (and in which files)."""
 
-import glob
 import os
 import re
 import shutil
@@ -127,7 +126,8 @@ def main():
             # Applies as a plain patch, leaving aside its Changelog entry?
             plain = git(new, "apply", "--check", "--exclude=doc/Changelog", patch,
                         check=False).returncode == 0
-            r = git(new, "cherry-pick", "--allow-empty", c, check=False)
+            r = git(new, "cherry-pick", "--allow-empty", "--keep-redundant-commits", c,
+                    check=False)
             note = ""
             if r.returncode != 0:
                 unmerged = git(new, "diff", "--name-only", "--diff-filter=U").stdout.split()
@@ -149,8 +149,13 @@ def main():
                     report.append("CONFLICT  %s%s\n          in: %s" % (name, after, " ".join(unmerged)))
                     skipped.append(name)
                     continue
-                git(new, "-c", "core.editor=true", "cherry-pick", "--continue")
-            if not git(new, "diff", "--name-only", "HEAD~1", "HEAD").stdout.strip():
+                # commit, not cherry-pick --continue: that refuses a pick
+                # that the resolution left empty (the new base has it)
+                git(new, "-c", "core.editor=true", "commit", "-q", "--allow-empty", "--no-edit")
+            changed = git(new, "diff", "--name-only", "HEAD~1", "HEAD").stdout.split()
+            # a patch whose only change left is its Changelog entry, put
+            # there above, is in the new base too
+            if not changed or (note and changed == ["doc/Changelog"]):
                 counts["already"] += 1
                 report.append("ALREADY   %s (no change left: the new base has it)" % name)
                 git(new, "reset", "-q", "--hard", "HEAD~1")

@@ -13,7 +13,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-kept zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan
   zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   zone-apply-nomem
-  control-lines soak cve-warnings
+  control-lines soak cve-warnings parse-ptrs
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof and tdir-base-failures make stock,
   *-lookup3 make fork-lookup3,
@@ -72,7 +72,7 @@ default=0
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines \
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem \
 	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec \
-	dnssec-lookup3 rpz-hash scrapers zone-url \
+	dnssec-lookup3 rpz-hash scrapers zone-url parse-ptrs \
 	upstream-tdir tdir-base-failures zone-fast-reload-apply zone-tsan zone-fast-reload-tsan \
 	zone-zonemd-reload soak zone-stall zone-stall-proof zone-inplace-lock \
 	zone-notify cve-warnings deps-listen deps-listen-proof deb deb-upgrade
@@ -97,7 +97,7 @@ paired="zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fa
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem
 	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec
-	dnssec-lookup3 rpz-hash scrapers zone-url"
+	dnssec-lookup3 rpz-hash scrapers zone-url parse-ptrs"
 
 # Debian's Python, where python3-dnspython is installed (a python3 earlier
 # on PATH, e.g. from pyenv, may lack it).
@@ -164,6 +164,7 @@ run_test() {
 	deps-listen-proof) run deps-listen-proof env PYTHON="$PYTHON" "$here/test_deps_listen.sh" --proof ;;
 	smoke) run smoke "$PYTHON" "$here/test_smoke.py" "$bld" ;;
 	cve-warnings) run cve-warnings "$PYTHON" "$here/test_cve_warnings.py" "$bld" ;;
+	parse-ptrs) run parse-ptrs "$PYTHON" "$here/test_parse_ptrs.py" "$bld" ;;
 	install) run install "$here/test_install.sh" "$bld" ;;
 	cache-unit) run cache-unit sh "$here/cmocka/run.sh" "$bld" plain 3 ;;
 	cache-tsan) run cache-tsan sh "$here/cmocka/run.sh" "$bld" thread 5 ;;

@@ -302,8 +302,8 @@ echo "  ok: installed $(dpkg-query -W -f='${Package} ${Version}\n' unbound)"
 
 # /usr/sbin/unbound -V names the fork and the package's patch level.
 /usr/sbin/unbound -V > "$tmp/version" 2>&1
-grep -q "^Unbound Steady patch level $level, on Debian's unbound ${ver%%+steady*} .*known upstream CVEs not fixed: $BASE_UNFIXED_CVES " "$tmp/version" ||
-	{ cat "$tmp/version"; rc=1; fail "/usr/sbin/unbound -V does not name Unbound Steady patch level $level, the base ${ver%%+steady*} and $BASE_UNFIXED_CVES unfixed CVEs (base.pin)"; }
+grep -q "^Unbound Steady patch level $level, on Debian's unbound ${ver%%+steady*} .*known upstream CVEs not fixed: $BASE_UNFIXED_CVES ($BASE_OPEN_CVES open, $BASE_MITIGATED_CVES mitigated by the fork; " "$tmp/version" ||
+	{ cat "$tmp/version"; rc=1; fail "/usr/sbin/unbound -V does not name Unbound Steady patch level $level, the base ${ver%%+steady*} and $BASE_UNFIXED_CVES unfixed CVEs, $BASE_OPEN_CVES open and $BASE_MITIGATED_CVES mitigated (base.pin)"; }
 echo "  ok: $(grep '^Unbound Steady' "$tmp/version")"
 # configured --with-xxhash, so the package never falls back to lookup3
 grep -q -- '--with-xxhash' "$tmp/version" && grep -q '^Cache hash: xxh3 by default' "$tmp/version" ||

@@ -2,7 +2,8 @@
 # make rebase-check (scripts/rebase-check.py) on made-up new bases: the
 # pinned Debian source itself (every patch applies), an upstream-style
 # tarball where a patch's code changed (that patch conflicts, named with
-# its file, the others are still tried), and a directory without a base.
+# its file, the others are still tried), one that has a patch already, and
+# a directory without a base.
 usage="usage: test_rebase_check.sh BASEDIR DLDIR PATCHDIR
   BASEDIR build/base, DLDIR build/dl, PATCHDIR patches/ (read only); the
   first 3 patches of the series are used, to keep it short."
@@ -55,7 +56,24 @@ else
 	cat "$tmp/log"; bad "the conflict in $file was not reported (exit $rc)"
 fi
 
-# 3. No base in the directory: an error that says what is expected.
+# 3. An upstream tarball that has the first patch already (as master
+# has the fork's backports): that patch is reported as in the new base,
+# the others apply, exit 0. Before, the empty cherry-pick stopped the run
+# (exit 2).
+rm -rf "$tmp/up" "$tmp/uptar" "$tmp/out"
+mkdir -p "$tmp/up/unbound-9.9.9" "$tmp/uptar"
+(cd "$base" && tar --exclude=./debian --exclude=./.pc -cf - .) | tar -xf - -C "$tmp/up/unbound-9.9.9"
+patch -s -d "$tmp/up/unbound-9.9.9" -p1 < "$tmp/patches/$first" || bad "test setup: $first does not apply to the base"
+tar -czf "$tmp/uptar/unbound-9.9.9.tar.gz" -C "$tmp/up" unbound-9.9.9
+check "$tmp/uptar"; rc=$?
+if [ $rc = 0 ] && grep -q "^ALREADY   $first" "$tmp/log" &&
+	grep -q "rebase-check: 2 apply, 0 with a three-way merge, 1 already in the new base, 0 conflict" "$tmp/log"; then
+	ok "an upstream tarball that has $first: reported as already in it, the other 2 apply, exit 0"
+else
+	cat "$tmp/log"; bad "a patch already in the new base was not reported as such (exit $rc)"
+fi
+
+# 4. No base in the directory: an error that says what is expected.
 mkdir "$tmp/empty"
 check "$tmp/empty"; rc=$?
 [ $rc = 2 ] && grep -q "expected upstream's release tarball or Debian's orig and debian tarballs" "$tmp/log" &&

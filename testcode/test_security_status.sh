@@ -1,6 +1,8 @@
 #!/bin/sh
 # doc/security-status.md is current: it names the pinned base, its table
 # of unfixed CVEs has BASE_UNFIXED_CVES rows (what unbound -V prints),
+# BASE_MITIGATED_CVES of them marked mitigated, its unbound -V sample
+# says both,
 # every CVE id that the base's debian/changelog names in its entries newer
 # than the fork's previous base (BASE_PREVIOUS_VERSION) is in the file
 # (Debian's changelog can be the only list: upstream's 1.26.1 tarball
@@ -38,8 +40,12 @@ grep -qF "$BASE_DEBIAN_VERSION" "$doc" && ok "names the base $BASE_DEBIAN_VERSIO
 rows=$(sed -n '/^## Known unfixed/,/^## /p' "$doc" | grep -c '^| CVE-')
 [ "$rows" -eq "$BASE_UNFIXED_CVES" ] && ok "$rows unfixed CVEs listed, as base.pin says" ||
 	bad "the table lists $rows CVEs, base.pin's BASE_UNFIXED_CVES is $BASE_UNFIXED_CVES"
-grep -q "known upstream CVEs not fixed: $BASE_UNFIXED_CVES " "$doc" && ok "the unbound -V sample says $BASE_UNFIXED_CVES" ||
-	bad "the unbound -V sample in $doc does not say $BASE_UNFIXED_CVES"
+mitigated=$(sed -n '/^## Known unfixed/,/^## /p' "$doc" | grep '^| CVE-' | grep -c '| mitigated[:;]')
+[ "$mitigated" -eq "$BASE_MITIGATED_CVES" ] && ok "$mitigated of them mitigated, as base.pin says" ||
+	bad "the table marks $mitigated CVEs mitigated, base.pin's BASE_MITIGATED_CVES is $BASE_MITIGATED_CVES"
+grep -q "known upstream CVEs not fixed: $BASE_UNFIXED_CVES ($BASE_OPEN_CVES open, $BASE_MITIGATED_CVES mitigated by the fork; " "$doc" &&
+	ok "the unbound -V sample says $BASE_UNFIXED_CVES ($BASE_OPEN_CVES open, $BASE_MITIGATED_CVES mitigated)" ||
+	bad "the unbound -V sample in $doc does not say $BASE_UNFIXED_CVES ($BASE_OPEN_CVES open, $BASE_MITIGATED_CVES mitigated)"
 
 if [ -n "${BASE_PREVIOUS_VERSION:-}" ]; then
 	# the entries of debian/changelog, newest first, down to the

@@ -6,7 +6,9 @@ statistics, and a stop by PID."""
 import os
 import signal
 import socket
+import struct
 import subprocess
+import threading
 import time
 
 import dns.message
@@ -251,6 +253,85 @@ class Unbound:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class WireServer:
+    """A DNS server of a test on 127.0.0.1, UDP and TCP on one port, in
+    threads of this process until stop(). A subclass answers each message
+    in answer(data, over_tcp): the wire format of the reply, or None for
+    none (over TCP the connection is then closed)."""
+
+    def __init__(self):
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.port = self.udp.getsockname()[1]
+        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.tcp.bind(("127.0.0.1", self.port))
+        self.tcp.listen(16)
+        self.running = True
+        self.threads = [threading.Thread(target=f, daemon=True)
+                        for f in (self._serve_udp, self._serve_tcp)]
+        for t in self.threads:
+            t.start()
+
+    def answer(self, data, over_tcp):
+        raise NotImplementedError
+
+    def _reply(self, data, over_tcp):
+        # a test's server must not die of one odd message
+        try:
+            return self.answer(data, over_tcp)
+        except Exception:
+            return None
+
+    def _serve_udp(self):
+        while self.running:
+            try:
+                data, addr = self.udp.recvfrom(65535)
+            except OSError:
+                return
+            r = self._reply(data, False)
+            if r is not None:
+                try:
+                    self.udp.sendto(r, addr)
+                except OSError:
+                    pass
+
+    def _serve_tcp(self):
+        while self.running:
+            try:
+                conn, _ = self.tcp.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve_conn, args=(conn,),
+                             daemon=True).start()
+
+    def _serve_conn(self, conn):
+        with conn:
+            conn.settimeout(10)
+            try:
+                while True:
+                    hdr = conn.recv(2, socket.MSG_WAITALL)
+                    if len(hdr) < 2:
+                        return
+                    data = conn.recv(struct.unpack("!H", hdr)[0], socket.MSG_WAITALL)
+                    r = self._reply(data, True)
+                    if r is None:
+                        return
+                    conn.sendall(struct.pack("!H", len(r)) + r)
+            except OSError:
+                return
+
+    def stop(self):
+        """Close the sockets; the threads end with them."""
+        self.running = False
+        for sock in (self.udp, self.tcp):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
 
 
 def rcode_text(msg):

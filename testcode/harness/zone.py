@@ -7,8 +7,6 @@ Everything stays on 127.0.0.1 and every process is stopped by PID."""
 import os
 import re
 import signal
-import socket
-import struct
 import subprocess
 import threading
 import time
@@ -21,7 +19,7 @@ import dns.rcode
 import dns.rdatatype
 import dns.rrset
 
-from .server import build_tool, free_port, loopback_conf, stop_pid, wait_running
+from .server import WireServer, build_tool, free_port, loopback_conf, stop_pid, wait_running
 
 
 def zone_text(origin, serial, nrecords, pairs=False, fixed=False, vary=0):
@@ -735,7 +733,7 @@ def rpz_clause(secondary, zone, server_extra=""):
         f.write(text)
 
 
-class ScriptedPrimary:
+class ScriptedPrimary(WireServer):
     """A primary written in Python for transfers that real primaries do
     not send: it serves one zone on 127.0.0.1 (SOA over UDP, AXFR and
     IXFR over TCP) from versions the test gives as lists of RR lines,
@@ -756,18 +754,7 @@ class ScriptedPrimary:
         self.hold_full = False
         self.requests = []
         self.lock = threading.Lock()
-        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.udp.bind(("127.0.0.1", 0))
-        self.port = self.udp.getsockname()[1]
-        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.tcp.bind(("127.0.0.1", self.port))
-        self.tcp.listen(16)
-        self.running = True
-        self.threads = [threading.Thread(target=f, daemon=True)
-                        for f in (self._serve_udp, self._serve_tcp)]
-        for t in self.threads:
-            t.start()
+        WireServer.__init__(self)
 
     def set_serial(self, serial):
         with self.lock:
@@ -815,58 +802,23 @@ class ScriptedPrimary:
                 return None
             return self.versions[cur] + [self._soa(cur)]
 
-    def _serve_udp(self):
-        while self.running:
-            try:
-                data, addr = self.udp.recvfrom(65535)
-                q = dns.message.from_wire(data)
-            except Exception:
-                continue
-            r = dns.message.make_response(q)
-            r.flags |= dns.flags.AA
+    def answer(self, data, over_tcp):
+        """UDP: the SOA for an SOA query, an empty answer for others; TCP:
+        the transfer, or None (the connection closed)."""
+        q = dns.message.from_wire(data)
+        r = dns.message.make_response(q)
+        r.flags |= dns.flags.AA
+        if not over_tcp:
             if q.question and q.question[0].rdtype == dns.rdatatype.SOA:
                 with self.lock:
                     self.requests.append("SOA")
                     soa = self._soa(self.serial)
                 r.answer = self._rrsets([soa])
-            try:
-                self.udp.sendto(r.to_wire(), addr)
-            except OSError:
-                pass
-
-    def _serve_tcp(self):
-        while self.running:
-            try:
-                conn, _ = self.tcp.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve_conn, args=(conn,),
-                             daemon=True).start()
-
-    def _serve_conn(self, conn):
-        try:
-            conn.settimeout(10)
-            hdr = conn.recv(2, socket.MSG_WAITALL)
-            if len(hdr) < 2:
-                return
-            data = conn.recv(struct.unpack("!H", hdr)[0], socket.MSG_WAITALL)
-            q = dns.message.from_wire(data)
-            records = self._answer_records(q)
-            if records is None:
-                return
-            r = dns.message.make_response(q)
-            r.flags |= dns.flags.AA
-            # the RRs in order, each its own RRset: a difference repeats
-            # the SOA
-            r.answer = self._rrsets(records)
-            wire = r.to_wire(max_size=65535)
-            conn.sendall(struct.pack("!H", len(wire)) + wire)
-        except Exception:
-            pass
-        finally:
-            conn.close()
-
-    def stop(self):
-        self.running = False
-        self.udp.close()
-        self.tcp.close()
+            return r.to_wire()
+        records = self._answer_records(q)
+        if records is None:
+            return None
+        # the RRs in order, each its own RRset: a difference repeats the
+        # SOA
+        r.answer = self._rrsets(records)
+        return r.to_wire(max_size=65535)

@@ -1,0 +1,86 @@
+"""DNS messages whose names are chains of compression pointers (issue 43,
+CVE-2026-96405), in wire format, for test_parse_ptrs.py and
+bench/parse_ptrs.py.
+
+A chain of k pointers: a root label, then k pointers, each to the one
+before it; a name that is a pointer to the chain's last pointer is the
+root name reached in k+1 hops. Every pointer points backwards, as a
+compressor writes them; only the number of hops is unusual."""
+
+import struct
+
+HEADER = 12
+A, NS, NULL, OPT = 1, 2, 10, 41
+
+
+def chain(at, k, to=None):
+    """The bytes of a chain of k pointers that starts at offset at, and
+    the offset of its last pointer. The first pointer points to offset
+    to, or to a root label at the chain's start when to is None."""
+    data = b""
+    last = to
+    if to is None:
+        data = b"\x00"
+        last = at
+    for _ in range(k):
+        data += struct.pack("!H", 0xC000 | last)
+        last = at + len(data) - 2
+    return data, last
+
+
+def answer(kind, size, k, qid=1, qname=b"\x01a\x00", qtype=A, flags=0x8400,
+           rrs=None, to_qname=False):
+    """The wire format of an answer to qname (wire format) of at most size
+    bytes, and at most rrs records after the chain when rrs is given:
+    - normal: A records of qname, each owner a pointer to it (one hop);
+    - ns: NS records of qname, each rdata a new label and a pointer to
+      qname, as a compressor writes a large NS set (two hops an RR);
+    - owner-chain: a NULL record of qname whose rdata holds a chain of k
+      pointers, then A records whose owner is a pointer to the chain's
+      end (the root name, k+1 hops each; with to_qname the chain ends
+      in qname instead, so the records are of qname);
+    - ns-chain: the same chain, then NS records whose owner and rdata name
+      both point to its end."""
+    q = qname + struct.pack("!HH", qtype, 1)
+    body = b""
+    count = 0
+    target = HEADER
+    if kind in ("owner-chain", "ns-chain"):
+        rdata, target = chain(HEADER + len(q) + 2 + 10, k,
+                              HEADER if to_qname else None)
+        body += struct.pack("!HHHIH", 0xC000 | HEADER, NULL, 1, 3600,
+                            len(rdata)) + rdata
+        count = 1
+    while True:
+        if kind == "ns-chain":
+            rr = struct.pack("!HHHIHH", 0xC000 | target, NS, 1, 3600, 2,
+                             0xC000 | target)
+        elif kind == "ns":
+            label = b"ns%d" % count
+            rr = struct.pack("!HHHIHB", 0xC000 | target, NS, 1, 3600,
+                             len(label) + 3, len(label)) + label + \
+                struct.pack("!H", 0xC000 | HEADER)
+        else:
+            rr = struct.pack("!HHHIHI", 0xC000 | target, A, 1, 3600, 4,
+                             count & 0xffffffff)
+        if HEADER + len(q) + len(body) + len(rr) > size or rrs == 0:
+            break
+        body += rr
+        count += 1
+        if rrs is not None:
+            rrs -= 1
+    return struct.pack("!HHHHHH", qid, flags, 1, count, 0, 0) + q + body
+
+
+def query(k, zone_wire, qid=1, qtype=A):
+    """A query whose EDNS record's owner is a chain of k+1 hops to the
+    root label (the OPT record's owner must be the root name). The chain
+    lives in the first label of the query name, which is otherwise just
+    binary label text, under zone_wire (a name in wire format)."""
+    data, last = chain(HEADER + 1, k)
+    if len(data) > 63:
+        raise ValueError("a chain of %d pointers does not fit a label" % k)
+    qname = bytes([len(data)]) + data + zone_wire
+    opt = struct.pack("!HHHIH", 0xC000 | last, OPT, 1232, 0, 0)
+    return (struct.pack("!HHHHHH", qid, 0x0100, 1, 0, 0, 1) + qname +
+            struct.pack("!HH", qtype, 1) + opt)
