@@ -24,7 +24,7 @@ pin_load() {
 	case $BASE_UNFIXED_CVES in
 	*[!0-9]*) echo "pin: error: BASE_UNFIXED_CVES is not a number" >&2; return 1 ;;
 	esac
-	# optional: a pin of a base whose open CVEs the fork mitigates none of
+	# optional, 0 when absent: how many of them the fork mitigates
 	BASE_MITIGATED_CVES=${BASE_MITIGATED_CVES:-0}
 	case $BASE_MITIGATED_CVES in
 	*[!0-9]*) echo "pin: error: BASE_MITIGATED_CVES is not a number" >&2; return 1 ;;

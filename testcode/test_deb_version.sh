@@ -76,7 +76,7 @@ v4=$(vers "$r")
 cmp "$v4" gt "$v3" "an untracked new patch sorts above"
 git -C "$r" add -A && git -C "$r" commit -q -m "patch two"
 cmp "$(vers "$r")" gt "$v4" "and so does its commit"
-sed -i 's/^BASE_UNFIXED_CVES=.*/BASE_UNFIXED_CVES=0/' "$r/base.pin" && git -C "$r" commit -q -a -m pin
+sed -i -e 's/^BASE_UNFIXED_CVES=.*/BASE_UNFIXED_CVES=0/' -e 's/^BASE_MITIGATED_CVES=.*/BASE_MITIGATED_CVES=0/' "$r/base.pin" && git -C "$r" commit -q -a -m pin
 cmp "$(vers "$r")" gt "$v4" "a change of base.pin grows it too"
 
 [ $fails -eq 0 ] && { echo "test_deb_version: ok"; exit 0; }

@@ -276,6 +276,7 @@ class WireServer:
             t.start()
 
     def answer(self, data, over_tcp):
+        """The reply to the message data (wire format), or None."""
         raise NotImplementedError
 
     def _reply(self, data, over_tcp):
