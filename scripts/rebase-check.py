@@ -149,13 +149,8 @@ def main():
                     report.append("CONFLICT  %s%s\n          in: %s" % (name, after, " ".join(unmerged)))
                     skipped.append(name)
                     continue
-                # commit, not cherry-pick --continue: that refuses a pick
-                # that the resolution left empty (the new base has it)
-                git(new, "-c", "core.editor=true", "commit", "-q", "--allow-empty", "--no-edit")
-            changed = git(new, "diff", "--name-only", "HEAD~1", "HEAD").stdout.split()
-            # a patch whose only change left is its Changelog entry, put
-            # there above, is in the new base too
-            if not changed or (note and changed == ["doc/Changelog"]):
+                git(new, "-c", "core.editor=true", "cherry-pick", "--continue")
+            if not git(new, "diff", "--name-only", "HEAD~1", "HEAD").stdout.strip():
                 counts["already"] += 1
                 report.append("ALREADY   %s (no change left: the new base has it)" % name)
                 git(new, "reset", "-q", "--hard", "HEAD~1")
