@@ -210,11 +210,13 @@ test: deps-test
 # (upstream's release tarball, or Debian's orig + debian tarballs) and
 # report per patch what applies and what conflicts: build/rebase-check/.
 # BASE_DIR means the other base here, not the pinned one (make base runs
-# without it).
+# without it). REBASE_CHECK_FLAGS=--keep-conflicts keeps a conflicting
+# patch (its side taken), so that each conflict reported is a patch's own.
+REBASE_CHECK_FLAGS ?=
 rebase-check:
 	@[ -n "$(BASE_DIR)" ] || { echo "usage: make rebase-check BASE_DIR=DIR (DIR: upstream's tarball, or Debian's orig + debian tarballs)" >&2; exit 2; }
 	@$(MAKE) --no-print-directory base BASE_DIR=
-	scripts/rebase-check.py $(B)/base patches "$(BASE_DIR)" $(B)/rebase-check
+	scripts/rebase-check.py $(REBASE_CHECK_FLAGS) $(B)/base patches "$(BASE_DIR)" $(B)/rebase-check
 
 install: build
 	$(MAKE) -C $(FORK) install DESTDIR="$(DESTDIR)"

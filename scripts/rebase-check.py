@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-USAGE = """usage: rebase-check.py OLDBASE PATCHDIR NEWBASE_DIR OUTDIR
+USAGE = """usage: rebase-check.py [--keep-conflicts] OLDBASE PATCHDIR NEWBASE_DIR OUTDIR
   OLDBASE      the current base tree (build/base), which the series applies to
   PATCHDIR     the series (patches/)
   NEWBASE_DIR  the other base as tarballs, either
@@ -20,12 +20,17 @@ USAGE = """usage: rebase-check.py OLDBASE PATCHDIR NEWBASE_DIR OUTDIR
   OUTDIR       gets REPORT and src/, a git tree of the new base (tag
                newbase) with every patch that applied as one commit (branch
                rebased), to continue the move from (build/rebase-check)
+  --keep-conflicts  a conflicting patch is merged again, its side taken
+               in each conflicting hunk (-X theirs), and kept, so that the
+               patches after it are checked against it, not against its
+               absence: each conflict is then a patch's own
   Exit status: 0 when every patch applies, 1 when any conflicts, 2 on errors.
   Each patch is cherry-picked (three-way merge against the patch's old
   base); a conflict only in doc/Changelog (every patch adds its entry at the
   top) is resolved by putting the entry on top, and said so. A patch that
   conflicts elsewhere is left out and the next one is tried; a later
-  conflict may come from that."""
+  conflict may come from that. Each conflicting file is reported with its
+  number of conflicting hunks (conflict markers)."""
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, GIT_AUTHOR_NAME="rebase-check", GIT_AUTHOR_EMAIL="rebase-check@localhost",
@@ -85,11 +90,29 @@ def changelog_entry(repo, commit):
     return added
 
 
+def conflict_hunks(repo, files):
+    """The number of conflicting hunks (conflict markers) of each file."""
+    hunks = {}
+    for f in files:
+        n = 0
+        try:
+            with open(os.path.join(repo, f), errors="replace") as fh:
+                n = sum(1 for line in fh if line.startswith("<<<<<<< "))
+        except (FileNotFoundError, IsADirectoryError):
+            pass
+        hunks[f] = n
+    return hunks
+
+
 def main():
-    if len(sys.argv) != 5:
+    args = sys.argv[1:]
+    keep = bool(args) and args[0] == "--keep-conflicts"
+    if keep:
+        args = args[1:]
+    if len(args) != 4:
         print(USAGE, file=sys.stderr)
         return 2
-    oldbase, pdir, newdir, out = (os.path.abspath(a) for a in sys.argv[1:])
+    oldbase, pdir, newdir, out = (os.path.abspath(a) for a in args)
     for d, what in ((oldbase, "OLDBASE"), (pdir, "PATCHDIR"), (newdir, "NEWBASE_DIR")):
         if not os.path.isdir(d):
             die("%s %s is not a directory\n%s" % (what, d, USAGE))
@@ -119,7 +142,8 @@ def main():
         git(new, "fetch", "-q", old, "HEAD:refs/old/series")
 
         report = ["rebase-check: the series (%d patches) on %s" % (len(names), what), ""]
-        counts = {"applies": 0, "merged": 0, "already": 0, "conflict": 0}
+        counts = {"applies": 0, "merged": 0, "already": 0, "conflict": 0, "hunks": 0}
+        conflicting = []
         skipped = []
         for name, c in zip(names, commits):
             patch = os.path.join(pdir, name)
@@ -143,10 +167,21 @@ def main():
                     unmerged.remove("doc/Changelog")
                     note = " (doc/Changelog: entry put on top of the new file)"
                 if unmerged:
+                    hunks = conflict_hunks(new, unmerged)
                     git(new, "cherry-pick", "--abort", check=False)
                     counts["conflict"] += 1
+                    counts["hunks"] += sum(hunks.values())
+                    conflicting.append(name)
+                    where = " ".join("%s (%d)" % (f, hunks[f]) for f in unmerged)
+                    kept = keep and git(new, "cherry-pick", "--allow-empty", "--keep-redundant-commits",
+                                        "-X", "theirs", c, check=False).returncode == 0
+                    if kept:
+                        report.append("CONFLICT  %s (kept, its side taken)\n          in: %s"
+                                      % (name, where))
+                        continue
+                    git(new, "cherry-pick", "--abort", check=False)
                     after = " (%d earlier patch(es) left out)" % len(skipped) if skipped else ""
-                    report.append("CONFLICT  %s%s\n          in: %s" % (name, after, " ".join(unmerged)))
+                    report.append("CONFLICT  %s%s\n          in: %s" % (name, after, where))
                     skipped.append(name)
                     continue
                 git(new, "-c", "core.editor=true", "cherry-pick", "--continue")
@@ -163,7 +198,8 @@ def main():
         report += ["", "rebase-check: %d apply, %d with a three-way merge, %d already in the new base, "
                    "%d conflict%s" % (counts["applies"], counts["merged"], counts["already"],
                                       counts["conflict"],
-                                      (": " + " ".join(s[:4] for s in skipped)) if skipped else "")]
+                                      (" (%d hunks): %s" % (counts["hunks"], " ".join(s[:4] for s in conflicting)))
+                                      if conflicting else "")]
         # Keep the result: OUTDIR/src (branch rebased) and OUTDIR/REPORT.
         git(new, "update-ref", "-d", "refs/old/series")
         dest = os.path.join(out, "src")

@@ -2,8 +2,9 @@
 # make rebase-check (scripts/rebase-check.py) on made-up new bases: the
 # pinned Debian source itself (every patch applies), an upstream-style
 # tarball where a patch's code changed (that patch conflicts, named with
-# its file, the others are still tried), one that has a patch already, and
-# a directory without a base.
+# its file and its number of conflicting hunks, the others are still
+# tried; with --keep-conflicts it is kept), one that has a patch already,
+# and a directory without a base.
 usage="usage: test_rebase_check.sh BASEDIR DLDIR PATCHDIR
   BASEDIR build/base, DLDIR build/dl, PATCHDIR patches/ (read only); the
   first 3 patches of the series are used, to keep it short."
@@ -54,6 +55,19 @@ if [ $rc = 1 ] && grep -q "^CONFLICT  $first" "$tmp/log" && grep -A1 "^CONFLICT 
 	ok "an upstream tarball with changed code: $first conflicts in $file, exit 1, the other 2 still tried"
 else
 	cat "$tmp/log"; bad "the conflict in $file was not reported (exit $rc)"
+fi
+
+# 2b. The same with --keep-conflicts: the conflict is reported with its
+# hunk count, the patch is merged again with its side taken and kept, so
+# that the patches after it are checked against it; the tree has all 3.
+"$top/scripts/rebase-check.py" --keep-conflicts "$base" "$tmp/patches" "$tmp/uptar" "$tmp/out" > "$tmp/log" 2>&1; rc=$?
+if [ $rc = 1 ] && grep -q "^CONFLICT  $first (kept, its side taken)" "$tmp/log" &&
+	grep -A1 "^CONFLICT  $first" "$tmp/log" | grep -q "in: .*$file (1)" &&
+	grep -q "1 conflict (1 hunks): " "$tmp/log" &&
+	[ "$(git -C "$tmp/out/src" rev-list --count newbase..rebased)" = 3 ]; then
+	ok "--keep-conflicts: $first conflicts in 1 hunk of $file, is kept, the tree has all 3"
+else
+	cat "$tmp/log"; bad "--keep-conflicts did not count and keep the conflicting patch (exit $rc)"
 fi
 
 # 3. An upstream tarball that has the first patch already (as master
