@@ -589,6 +589,9 @@ class Secondary:
         os.makedirs(self.rundir, exist_ok=True)
         self.zonedir = os.path.abspath(zonedir or self.rundir)
         self.zones = zones
+        # the worker threads are 0..threads-1; the auth-zone I/O thread
+        # logs as number threads (daemon.c gives it num-threads)
+        self.threads = threads
         self.port = free_port()
         self.control_port = self.port + 1
         self.conf = os.path.join(self.rundir, "unbound.conf")
