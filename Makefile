@@ -178,9 +178,11 @@ soak: deps-test fork-asan
 # plots (bench/report.py). QUICK=1: small sizes and short runs into
 # build/bench-quick/, a smoke check whose figures are not results.
 # ONLY=part,...: run those parts again and replace their sections of the
-# report, keeping the others.
+# report, keeping the others. NAMES=N: the RPZ size of part rpz-scale,
+# which runs only when ONLY names it (default 10^7 triggers, hours).
 QUICK ?=
 ONLY ?=
+NAMES ?=
 # The portable multicore benchmark: build/bench-bundle/ and its tarball
 # (scripts/bench-bundle.sh, doc/bench-multicore.md).
 bench-bundle: deps-test build stock
@@ -188,7 +190,8 @@ bench-bundle: deps-test build stock
 
 bench: deps-bench build stock hashbug stock-hashbug
 	flock $(B)/.bench.lock /usr/bin/python3 bench/report.py \
-		$(if $(QUICK),--quick --dir $(B)/bench-quick) $(if $(ONLY),--only $(ONLY))
+		$(if $(QUICK),--quick --dir $(B)/bench-quick) $(if $(ONLY),--only $(ONLY)) \
+		$(if $(NAMES),--names $(NAMES))
 
 run: build
 	scripts/run-demo.sh $(FORK) $(B)/run $(PORT)

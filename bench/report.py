@@ -12,6 +12,9 @@ the command that reproduces it and how long it took.
   peers      bench/peers.py          W1-W4 against pdns-recursor,
                                      knot-resolver and bind9
   scale-out  bench/scale_out.py      dnsdist in front of pools of 3
+  rpz-scale  bench/rpz_scale.py      an RPZ of 10^7 triggers updated 60
+                                     times, stock and fork (hours: run
+                                     only when --only names it)
 
 --quick runs each with small sizes and short runs (a smoke check; its
 figures are not results). Needs build/fork, build/stock,
@@ -19,10 +22,11 @@ build/fork-hashbug and build/stock-hashbug (make bench builds them) and
 the peers (scripts/install-deps.sh bench).
 
 usage: flock build/.bench.lock bench/report.py [--quick] [--only PART,...]
-       [--dir DIR]
+       [--names N] [--dir DIR]
   --only  run these parts and replace their sections (and rows of the
           part table) in an existing REPORT.md; the other parts stay as
           they were, and the heading says which parts ran when
+  --names the RPZ size of rpz-scale (default 10^7; make bench NAMES=N)
   --dir   where REPORT.md and the plots go (default doc/bench)"""
 
 import argparse
@@ -57,7 +61,11 @@ PARTS = [
     ("multicore", "multicore.py", "--out OUT", "--quick --out OUT"),
     ("parse-ptrs", "parse_ptrs.py", "--reps 5 --runs 9 --out OUT",
      "--reps 1 --runs 3 --out OUT"),
+    ("rpz-scale", "rpz_scale.py", "--names NAMES --updates 60 --interval 60 --out OUT",
+     "--names 20000 --updates 7 --interval 5 --out OUT"),
 ]
+# parts that run only when --only names them (their full run takes hours)
+OPT_IN = {"rpz-scale"}
 
 
 def log(msg):
@@ -91,9 +99,10 @@ def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only")
+    ap.add_argument("--names", type=int, default=10000000)
     ap.add_argument("--dir", default=os.path.join(TOP, "doc", "bench"))
     a = ap.parse_args()
-    only = a.only.split(",") if a.only else [p[0] for p in PARTS]
+    only = a.only.split(",") if a.only else [p[0] for p in PARTS if p[0] not in OPT_IN]
     unknown = set(only) - {p[0] for p in PARTS}
     if unknown:
         sys.exit("report: no part %s" % ", ".join(sorted(unknown)))
@@ -111,7 +120,8 @@ def main():
         if name not in only:
             continue
         args = (quick if a.quick else full).replace("OUT", os.path.join(rel, name + ".md")) \
-                                            .replace("PLOT", os.path.join(rel, name))
+                                            .replace("PLOT", os.path.join(rel, name)) \
+                                            .replace("NAMES", str(a.names))
         cmd = ["bench/" + script] + args.split()
         log("%s: %s" % (name, " ".join(cmd)))
         t = time.monotonic()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """DNSSEC end to end: the fork's validator against zones signed with
 ldns-signzone and served by NSD on loopback (issue: ready for an
-operator, section 4). Patch 0014 changes the key cache's hash, so this
+operator, section 4). Patch 0019 changes the key cache's hash, so this
 runs with each cache hash build (build/fork: XXH3, build/fork-lookup3).
 
 - sec.example. is signed (ECDSA P-256, a KSK and a ZSK); its KSK is the

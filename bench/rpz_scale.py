@@ -1,0 +1,439 @@
+#!/usr/bin/env python3
+"""RPZ feeds at scale (issue 44): an RPZ of --names QNAME triggers (and
+one rpz-ip and one rpz-nsdname trigger per 1000 of them) served by Knot
+on loopback, updated --updates times, each update replacing the next
+size of --sizes triggers (in turn: 1000, 10000, 1000, ...), one every
+--interval seconds. Each build (stock, fork: one after the other, never
+two at once) takes the zone as a secondary in an rpz: clause with a
+zonefile, --threads threads. Three fixed-rate probes
+(testcode/harness/dnsprobe.c, --rate queries per second each) ask all
+the time: a trigger that stays, a name that no trigger matches and is
+answered from the cache (www.cached.example., from Knot), and a cache
+miss each time (a random label under miss.example., Knot's wildcard).
+
+The changes go to Knot as DNS UPDATE messages (RFC 2136) of at most 500
+replaced triggers each, so a 10,000-change update is 20 of Knot's
+serials and one IXFR of 20 differences for the secondary; knotc's
+zone-set took 12 ms per record here (2000 in 23.8 s), too slow for
+10,000 changes a minute. Stock Unbound makes a full transfer after
+every 5 IXFRs of an RPZ; the report names such updates AXFR.
+
+Per update, from the NOTIFY for 'interval' seconds (the window): the
+probes' worst and p99.9 latency and lost queries (no answer in 2 s), the
+server's CPU (/proc/PID/stat), its RSS before and peak (VmHWM, reset at
+the window's start), bytes it wrote to disk (/proc/PID/io write_bytes),
+and the time until the new triggers answer. Then the start-up: the
+server stopped and started again on its zonefile, the time until the
+staying trigger answers, and unbound-checkconf's time. Each server runs
+in a cgroup memory limit (--mem-limit-gb, Knot --knot-mem-limit-gb); a
+build that hits it is reported as killed by the limit.
+
+usage: flock build/.bench.lock bench/rpz_scale.py [--names 10000000]
+       [--updates 60] [--sizes 1000,10000] [--interval 60] [--rate 300]
+       [--threads 2] [--builds stock=build/stock,fork=build/fork]
+       [--mem-limit-gb 16] [--knot-mem-limit-gb 6] [--dir DIR] [--out FILE]
+       [--raw FILE]
+  --dir  where the zonefiles go (default: a temporary directory under
+         build/, on the disk that write_bytes counts)
+  --raw  one line per build and update, tab-separated, for plots"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import dns.message
+import dns.query
+import dns.rcode
+import dns.update
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TOP, "testcode"))
+from harness.load import Probe, build_probe, cpu_seconds, latency_summary  # noqa: E402
+from harness.memcap import MemoryCap  # noqa: E402
+from harness.stats import med  # noqa: E402
+from harness.zone import KnotPrimary, Secondary, notify, rpz_clause, soa_serial  # noqa: E402
+
+ZONE = "rpz.example."
+CACHED = "cached.example."
+MISS = "miss.example."
+TRIGGER_A = "192.0.2.1"
+KEEP = "keep.bench."
+PROBES = (("trigger", KEEP), ("cached", "www." + CACHED), ("miss", "%r." + MISS))
+PER_MESSAGE = 500
+
+
+class Feed:
+    """The RPZ: triggers t<i>.bench, of which each update replaces the
+    oldest block by u<n>-<j>.bench, n counting the updates of all builds
+    (so that every build's new names are new); the serial is Knot's (one
+    per UPDATE message)."""
+
+    def __init__(self, names):
+        self.names = names
+        self.next_old = 0       # the oldest t<i> not replaced yet
+        self.serial = 1
+        self.count = 0          # updates so far, of all builds
+
+    def write(self, path):
+        """The zonefile of serial 1, written in pieces (10^7 lines)."""
+        extra = max(1, self.names // 1000)
+        with open(path, "w") as f:
+            f.write("$ORIGIN %s\n$TTL 3600\n@ IN SOA ns.%s hostmaster.%s 1 3600 600 "
+                    "86400 300\n@ IN NS ns\nns IN A 127.0.0.1\n%s IN A %s\n" % (
+                        ZONE, ZONE, ZONE, KEEP.rstrip("."), TRIGGER_A))
+            for i in range(extra):
+                # rpz-ip: 10.x.y.z/32; rpz-nsdname: ns<i>.evil.
+                f.write("32.%d.%d.%d.10.rpz-ip IN CNAME .\n" % (
+                    i & 255, (i >> 8) & 255, (i >> 16) & 255))
+                f.write("ns%d.evil.rpz-nsdname IN CNAME .\n" % i)
+            step = 100000
+            for start in range(0, self.names, step):
+                f.write("".join("t%d.bench IN A %s\n" % (i, TRIGGER_A)
+                                for i in range(start, min(start + step, self.names))))
+
+    def update(self, knot_port, size):
+        """Replace size triggers on Knot; returns (last new name, serial)."""
+        self.count += 1
+        k = self.count
+        last = None
+        done = 0
+        while done < size:
+            n = min(PER_MESSAGE, size - done)
+            u = dns.update.UpdateMessage(ZONE)
+            for j in range(done, done + n):
+                u.delete("t%d.bench" % ((self.next_old + j) % self.names), "A")
+                last = "u%d-%d.bench" % (k, j)
+                u.add(last, 3600, "A", TRIGGER_A)
+            r = dns.query.tcp(u, "127.0.0.1", port=knot_port, timeout=120)
+            if r.rcode() != dns.rcode.NOERROR:
+                raise RuntimeError("Knot refused an UPDATE: %s" % dns.rcode.to_text(r.rcode()))
+            done += n
+        self.next_old = (self.next_old + size) % self.names
+        serial = soa_serial(knot_port, ZONE)
+        if serial is None or serial == self.serial:
+            raise RuntimeError("the update left Knot's serial at %s (more updates than "
+                               "--names has triggers?)" % serial)
+        self.serial = serial
+        return last + ".", serial
+
+
+def knot_primary(workdir, feed, limit, timeout):
+    """Knot serving the RPZ, cached.example. and miss.example., taking
+    UPDATEs from 127.0.0.1, in its memory cgroup."""
+    knot = KnotPrimary(workdir, [ZONE, CACHED, MISS])
+    with open(knot.conf) as f:
+        conf = f.read()
+    with open(knot.conf, "w") as f:
+        f.write(conf.replace("    action: transfer", "    action: [transfer, update]"))
+    feed.write(knot.zonefile(ZONE))
+    for zone, body in ((CACHED, "www IN A 198.51.100.1\n"), (MISS, "* IN A 198.51.100.2\n")):
+        with open(knot.zonefile(zone), "w") as f:
+            f.write("$ORIGIN %s\n$TTL 3600\n@ IN SOA ns.%s h.%s 1 3600 600 86400 300\n"
+                    "@ IN NS ns\nns IN A 127.0.0.1\n%s" % (zone, zone, zone, body))
+    cap = MemoryCap("steady-rpz-scale-knot", limit)
+    knot.out = open(os.path.join(knot.dir, "knotd.out"), "w")
+    knot.proc = subprocess.Popen(cap.wrap(["knotd", "-c", knot.conf]),
+                                 stdout=knot.out, stderr=subprocess.STDOUT)
+    knot.pid = knot.proc.pid
+    knot.wait_serials({ZONE: 1, CACHED: 1, MISS: 1}, timeout)
+    return knot, cap
+
+
+def proc_kb(pid, key):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def written(pid):
+    """bytes the process caused to be written to storage"""
+    with open("/proc/%d/io" % pid) as f:
+        for line in f:
+            if line.startswith("write_bytes:"):
+                return int(line.split()[1])
+    return 0
+
+
+def answers_trigger(port, name, timeout=0.02):
+    try:
+        r = dns.query.udp(dns.message.make_query(name, "A"), "127.0.0.1",
+                          port=port, timeout=timeout)
+    except Exception:
+        return False
+    return any(rd.to_text() == TRIGGER_A for rrset in r.answer for rd in rrset)
+
+
+def wait_answer(ub, name, timeout):
+    """seconds until ub answers name with the trigger, or None; to 30 ms
+    (a name that no trigger matches yet waits for the closed root port,
+    so each try waits 20 ms at most)"""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if answers_trigger(ub.port, name):
+            return time.monotonic() - t0
+        if ub.proc.poll() is not None:
+            return None
+        time.sleep(0.01)
+    return None
+
+
+def configure(build, rundir, knot, threads):
+    ub = Secondary(build, rundir, knot.port, [ZONE], threads=threads,
+                   extra="\trrset-cache-size: 256m\n\tmsg-cache-size: 128m\n"
+                         "stub-zone:\n\tname: \"%s\"\n\tstub-addr: 127.0.0.1@%d\n"
+                         "stub-zone:\n\tname: \"%s\"\n\tstub-addr: 127.0.0.1@%d" % (
+                             CACHED, knot.port, MISS, knot.port))
+    rpz_clause(ub, ZONE)
+    return ub
+
+
+def one_build(label, build, feed, knot, a, probe_exe, tmp):
+    """The updates and the start-up for one build; returns its results."""
+    res = {"label": label, "updates": [], "killed": False}
+    rundir = tempfile.mkdtemp(prefix="rpz-scale-%s-" % label, dir=tmp)
+    ub = configure(build, rundir, knot, a.threads)
+    cap = MemoryCap("steady-rpz-scale-" + label, a.mem_limit_gb << 30)
+    probes = []
+    try:
+        t0 = time.monotonic()
+        ub.out = open(os.path.join(rundir, "stdout.log"), "a")
+        ub.proc = subprocess.Popen(cap.wrap([ub.bin("unbound"), "-d", "-c", ub.conf]),
+                                   stdout=ub.out, stderr=subprocess.STDOUT)
+        first = wait_answer(ub, KEEP, a.load_timeout)
+        if first is None:
+            res["killed"] = cap.oom_kills() > 0
+            raise RuntimeError("%s: no RPZ answer after %d s%s" % (
+                label, a.load_timeout, " (killed by the memory limit)" if res["killed"] else ""))
+        res["first_answer"] = time.monotonic() - t0
+        pid = ub.proc.pid
+        # the zonefile of the first transfer, before the probes start
+        t1 = time.monotonic()
+        while not os.path.exists(ub.zonefile(ZONE)) and time.monotonic() - t1 < a.load_timeout:
+            time.sleep(0.2)
+        res["loaded_rss"] = proc_kb(pid, "VmRSS") / 1024.0
+        seconds = (a.updates + 1) * a.interval + 60
+        for kind, name in PROBES:
+            p = Probe(probe_exe, ub.port, name, a.rate, seconds,
+                      os.path.join(rundir, "probe-%s.txt" % kind), sockets=16)
+            probes.append((kind, p.start()))
+        time.sleep(a.interval)      # an idle window, for the CPU baseline
+        res["idle_cpu"] = None
+        cpu_idle0 = cpu_seconds(pid)
+        log0 = knot_log_size(knot)
+        windows = []
+        for k in range(1, a.updates + 1):
+            size = a.sizes[(k - 1) % len(a.sizes)]
+            last, serial = feed.update(knot.port, size)
+            if ub.proc.poll() is not None:
+                raise RuntimeError("%s exited" % label)
+            rss0 = proc_kb(pid, "VmRSS")
+            with open("/proc/%d/clear_refs" % pid, "w") as f:
+                f.write("5")
+            cpu0, w0 = cpu_seconds(pid), written(pid)
+            if res["idle_cpu"] is None:
+                res["idle_cpu"] = cpu0 - cpu_idle0
+            start = time.monotonic()
+            notify(ub.port, ZONE)
+            applied = wait_answer(ub, last, a.interval)
+            rest = start + a.interval - time.monotonic()
+            if rest > 0:
+                time.sleep(rest)
+            if ub.proc.poll() is not None:
+                res["killed"] = cap.oom_kills() > 0
+                raise RuntimeError("%s exited during update %d%s" % (
+                    label, k, " (killed by the memory limit)" if res["killed"] else ""))
+            u = {"k": k, "size": size, "serial": serial, "applied": applied,
+                 "cpu": cpu_seconds(pid) - cpu0, "rss0": rss0 / 1024.0,
+                 "peak": proc_kb(pid, "VmHWM") / 1024.0,
+                 "rss1": proc_kb(pid, "VmRSS") / 1024.0,
+                 "written": (written(pid) - w0) / 1e6}
+            res["updates"].append(u)
+            windows.append((start, start + a.interval))
+            print("%s update %d (%d): applied %s s, cpu %.2f s, rss %.0f -> peak %.0f MB, "
+                  "wrote %.1f MB" % (label, k, size, "%.2f" % applied if applied else "never",
+                                     u["cpu"], u["rss0"], u["peak"], u["written"]), flush=True)
+        kinds = knot_transfers(knot, log0)
+        for u in res["updates"]:
+            u["transfer"] = kinds.get(u["serial"], "none")
+        for kind, p in probes:
+            p.stop()
+        recs = {kind: p.records() for kind, p in probes}
+        probes = []
+        for u, (w0, w1) in zip(res["updates"], windows):
+            for kind, _ in PROBES:
+                s = latency_summary(recs[kind], w0, w1)
+                u["max_" + kind] = s["max"]
+                u["p999_" + kind] = s["p999"]
+                u["lost_" + kind] = s["lost"]
+        # start-up from the zonefile
+        ub.stop(timeout=600)
+        t0 = time.monotonic()
+        r = subprocess.run([ub.bin("unbound-checkconf"), ub.conf], capture_output=True, text=True)
+        res["checkconf"] = time.monotonic() - t0
+        res["checkconf_ok"] = r.returncode == 0
+        t0 = time.monotonic()
+        ub.out = open(os.path.join(rundir, "stdout.log"), "a")
+        ub.proc = subprocess.Popen(cap.wrap([ub.bin("unbound"), "-d", "-c", ub.conf]),
+                                   stdout=ub.out, stderr=subprocess.STDOUT)
+        res["restart"] = wait_answer(ub, KEEP, a.load_timeout)
+        res["restart_rss"] = proc_kb(ub.proc.pid, "VmRSS") / 1024.0 if ub.proc.poll() is None else float("nan")
+    except RuntimeError as e:
+        res["error"] = str(e)
+        print(str(e), file=sys.stderr, flush=True)
+    finally:
+        for kind, p in probes:
+            p.stop()
+        if ub.proc is not None:
+            try:
+                ub.stop(timeout=600)
+            except RuntimeError:
+                ub.kill()
+        res["killed"] = res["killed"] or cap.oom_kills() > 0
+        cap.remove()
+    return res
+
+
+def knot_log_size(knot):
+    return os.path.getsize(os.path.join(knot.dir, "knot.log"))
+
+
+def knot_transfers(knot, offset):
+    """{serial: "AXFR" or "IXFR"}: how Knot sent the RPZ at each serial
+    since offset of its log ("AXFR, outgoing, ..., started, serial S",
+    "IXFR, outgoing, ..., started, serial R -> S"). The serials are
+    Knot's, one per UPDATE message, and go on from build to build, so
+    each is one update of one build."""
+    with open(os.path.join(knot.dir, "knot.log"), errors="replace") as f:
+        f.seek(offset)
+        text = f.read()
+    kinds = {}
+    for line in text.splitlines():
+        if "outgoing" not in line or "started" not in line or "[%s]" % ZONE not in line:
+            continue
+        serial = int(line.rsplit(" ", 1)[1])
+        kinds[serial] = "AXFR" if "AXFR, outgoing" in line else "IXFR"
+    return kinds
+
+
+def transfer_kind(u):
+    """AXFR when the window had a full transfer, IXFR when only IXFRs,
+    none when the secondary did not ask"""
+    t = u["transfer"]
+    return "AXFR" if "AXFR" in t else "IXFR" if "IXFR" in t else "none"
+
+
+def fmt(values, f="%.1f"):
+    return med([v for v in values if v is not None], f)
+
+
+def report(a, results):
+    cmd = ("flock build/.bench.lock bench/rpz_scale.py --names %d --updates %d --sizes %s "
+           "--interval %d --rate %d --threads %d --builds %s --mem-limit-gb %d "
+           "--knot-mem-limit-gb %d%s" % (
+               a.names, a.updates, ",".join(map(str, a.sizes)), a.interval, a.rate,
+               a.threads, a.builds, a.mem_limit_gb, a.knot_mem_limit_gb,
+               " --out " + a.out if a.out else ""))
+    rows = ["# RPZ feeds at scale: %d triggers, %d updates" % (a.names, a.updates), "",
+            "Command: `%s`" % cmd, "",
+            "Median (min–max) over the updates of each size; an update's window "
+            "is %d s from its NOTIFY. Probes at %d qps each: a trigger, a cached "
+            "name, a cache miss. Every 6th update of stock is its forced full "
+            "transfer (5 IXFRs, then AXFR); it shows in the CPU and peak columns."
+            % (a.interval, a.rate), "",
+            "| build | changes | transfer | updates | applied after, s | CPU, s | RSS before, MB | "
+            "peak, MB | written, MB | worst, ms (trigger / cached / miss) | "
+            "p99.9, ms (trigger) | lost (all probes) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for res in results:
+        if not res["updates"]:
+            rows.append("| %s | | | 0 | %s | | | | | | | |" % (
+                res["label"], res.get("error", "no update ran")))
+            continue
+        for size, kind in [(z, k) for z in a.sizes for k in ("IXFR", "AXFR", "none")]:
+            us = [u for u in res["updates"] if u["size"] == size and transfer_kind(u) == kind]
+            if not us:
+                continue
+            rows.append("| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s / %s / %s | %s | %s |" % (
+                res["label"], size, kind, len(us), fmt([u["applied"] for u in us], "%.2f"),
+                fmt([u["cpu"] for u in us], "%.2f"), fmt([u["rss0"] for u in us], "%.0f"),
+                fmt([u["peak"] for u in us], "%.0f"), fmt([u["written"] for u in us]),
+                fmt([u["max_trigger"] for u in us]), fmt([u["max_cached"] for u in us]),
+                fmt([u["max_miss"] for u in us]), fmt([u["p999_trigger"] for u in us]),
+                fmt([sum(u["lost_" + k] for k, _ in PROBES) for u in us], "%.0f")))
+    rows += ["", "| build | first answer after start, s | RSS loaded, MB | bytes per trigger | "
+             "idle CPU per window, s | RSS after update 1 → last, MB | restart from zonefile, s | "
+             "unbound-checkconf, s | memory limit hit | error |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for res in results:
+        us = res["updates"]
+        rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            res["label"], "%.1f" % res["first_answer"] if "first_answer" in res else "–",
+            "%.0f" % res["loaded_rss"] if "loaded_rss" in res else "–",
+            "%.0f" % (res["loaded_rss"] * 1048576 / a.names) if "loaded_rss" in res else "–",
+            "%.2f" % res["idle_cpu"] if res.get("idle_cpu") is not None else "–",
+            "%.0f → %.0f" % (us[0]["rss1"], us[-1]["rss1"]) if us else "–",
+            "%.1f" % res["restart"] if res.get("restart") else "–",
+            "%.1f" % res["checkconf"] if "checkconf" in res else "–",
+            "yes" if res["killed"] else "no", res.get("error", "")))
+    return "\n".join(rows) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
+    ap.add_argument("--names", type=int, default=10000000)
+    ap.add_argument("--updates", type=int, default=60)
+    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--interval", type=int, default=60)
+    ap.add_argument("--rate", type=int, default=300)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--builds", default="stock=build/stock,fork=build/fork")
+    ap.add_argument("--mem-limit-gb", type=int, default=16)
+    ap.add_argument("--knot-mem-limit-gb", type=int, default=6)
+    ap.add_argument("--load-timeout", type=int, default=1800)
+    ap.add_argument("--dir")
+    ap.add_argument("--out")
+    ap.add_argument("--raw")
+    a = ap.parse_args()
+    a.sizes = [int(x) for x in a.sizes.split(",")]
+    builds = [(b.split("=", 1)[0], os.path.join(TOP, b.split("=", 1)[1]))
+              for b in a.builds.split(",")]
+    base = a.dir or os.path.join(TOP, "build")
+    os.makedirs(base, exist_ok=True)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="rpz-scale-", dir=base) as tmp:
+        probe_exe = build_probe(tmp)
+        feed = Feed(a.names)
+        t0 = time.monotonic()
+        knot, kcap = knot_primary(os.path.join(tmp, "knot"), feed,
+                                  a.knot_mem_limit_gb << 30, a.load_timeout)
+        print("Knot serves %d triggers after %.1f s" % (a.names, time.monotonic() - t0), flush=True)
+        try:
+            for label, build in builds:
+                results.append(one_build(label, build, feed, knot, a, probe_exe, tmp))
+        finally:
+            knot.stop()
+            kcap.remove()
+    text = report(a, results)
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+    if a.raw:
+        keys = ["k", "size", "transfer", "serial", "applied", "cpu", "rss0", "peak", "rss1", "written"] + [
+            "%s_%s" % (m, k) for k, _ in PROBES for m in ("max", "p999", "lost")]
+        with open(a.raw, "w") as f:
+            f.write("build\t" + "\t".join(keys) + "\n")
+            for res in results:
+                for u in res["updates"]:
+                    f.write(res["label"] + "\t" + "\t".join(str(u.get(x)) for x in keys) + "\n")
+    return 1 if any("error" in r for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
