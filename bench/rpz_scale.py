@@ -222,9 +222,11 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
             p = Probe(probe_exe, ub.port, name, a.rate, seconds,
                       os.path.join(rundir, "probe-%s.txt" % kind), sockets=16)
             probes.append((kind, p.start()))
-        time.sleep(a.interval)      # an idle window, for the CPU baseline
-        res["idle_cpu"] = None
+        # a window without an update, for the CPU baseline (the probes
+        # run in every window)
         cpu_idle0 = cpu_seconds(pid)
+        time.sleep(a.interval)
+        res["idle_cpu"] = cpu_seconds(pid) - cpu_idle0
         log0 = knot_log_size(knot)
         windows = []
         for k in range(1, a.updates + 1):
@@ -236,8 +238,6 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
             with open("/proc/%d/clear_refs" % pid, "w") as f:
                 f.write("5")
             cpu0, w0 = cpu_seconds(pid), written(pid)
-            if res["idle_cpu"] is None:
-                res["idle_cpu"] = cpu0 - cpu_idle0
             start = time.monotonic()
             notify(ub.port, ZONE)
             applied = wait_answer(ub, last, a.interval)
