@@ -31,15 +31,13 @@ import sys
 import tempfile
 import time
 
-import dns.message
-import dns.query
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
-from harness.load import build_probe, cpu_seconds  # noqa: E402
+from harness.load import build_probe, cpu_seconds, proc_status_kb  # noqa: E402
 from harness.stats import med  # noqa: E402
-from harness.zone import KnotPrimary, Secondary, file_serial, notify, rpz_clause  # noqa: E402
+from harness.zone import (KnotPrimary, Secondary, answers_address, file_serial,  # noqa: E402
+                          notify, rpz_clause)
 
 ZONE = "rpz.example."
 PROBE = "probe.bench."
@@ -81,24 +79,11 @@ class RpzZone:
 
 
 
-def mem_kb(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
-
 def triggered(port, name):
-    """whether unbound answers name with the trigger's local data"""
-    try:
-        # short: a query that missed the trigger waits for the closed
-        # port; the next one is checked against the RPZ again
-        r = dns.query.udp(dns.message.make_query(name, "A"), "127.0.0.1",
-                          port=port, timeout=0.1)
-    except Exception:
-        return False
-    return any(rd.to_text() == TRIGGER_A for rrset in r.answer for rd in rrset)
+    """whether unbound answers name with the trigger's local data; the
+    timeout is short: a query that missed the trigger waits for the
+    closed port, and the next one is checked against the RPZ again"""
+    return answers_address(port, name, TRIGGER_A, 0.1)
 
 
 def one_run(label, build, zone, knot, sizes, threads, rate, probe_exe, tmp):
@@ -132,7 +117,7 @@ def one_run(label, build, zone, knot, sizes, threads, rate, probe_exe, tmp):
             last = zone.update(size)
             zone.write(knot.zonefile(ZONE))
             knot.reload({ZONE: zone.serial}, timeout=600)
-            rss0 = mem_kb(pid, "VmRSS")
+            rss0 = proc_status_kb(pid, "VmRSS")
             with open("/proc/%d/clear_refs" % pid, "w") as f:
                 f.write("5")
             cpu0 = cpu_seconds(pid)
@@ -151,7 +136,7 @@ def one_run(label, build, zone, knot, sizes, threads, rate, probe_exe, tmp):
             time.sleep(1)
             t1 = time.monotonic()
             results[size] = {"cpu": cpu_seconds(pid) - cpu0, "rss0": rss0 / 1024.0,
-                             "peak": mem_kb(pid, "VmHWM") / 1024.0, "apply": applied}
+                             "peak": proc_status_kb(pid, "VmHWM") / 1024.0, "apply": applied}
             windows.append((size, t0, t1))
             time.sleep(1)
     finally:

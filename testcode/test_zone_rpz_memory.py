@@ -24,11 +24,9 @@ import sys
 import tempfile
 import time
 
-import dns.message
-import dns.query
-
-from harness.zone import (checker, file_serial, notify, rpz_from_knot,
-                      rpz_qname_zone, verdict, wait_for)
+from harness.load import proc_status_kb
+from harness.zone import (answers_address, checker, file_serial, notify, rpz_from_knot,
+                          rpz_qname_zone, verdict, wait_for)
 
 ZONE = "rpz.example."
 TRIGGER_A = "192.0.2.1"
@@ -42,20 +40,7 @@ def triggered(port, name):
     """whether unbound answers name with the trigger's local data (a
     name without a trigger goes to the iterator, whose only server is a
     closed port)"""
-    try:
-        r = dns.query.udp(dns.message.make_query(name, "A"), "127.0.0.1",
-                          port=port, timeout=0.2)
-    except Exception:
-        return False
-    return any(rd.to_text() == TRIGGER_A for rrset in r.answer for rd in rrset)
-
-
-def mem_kb(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise RuntimeError("no %s in /proc/%d/status" % (key, pid))
+    return answers_address(port, name, TRIGGER_A, 0.2)
 
 
 def main():
@@ -76,7 +61,7 @@ def main():
             check(triggered(ub.port, "t0.bench."), "t0.bench. has the trigger's data")
             time.sleep(1)   # the rest of the AXFR's work
             pid = ub.proc.pid
-            rss0 = mem_kb(pid, "VmRSS")
+            rss0 = proc_status_kb(pid, "VmRSS")
             with open("/proc/%d/clear_refs" % pid, "w") as f:
                 f.write("5")    # resets VmHWM to VmRSS
             labels[:a.replace] = ["n%d" % i for i in range(a.replace)]
@@ -92,13 +77,13 @@ def main():
             check(triggered(ub.port, "t%d.bench." % (a.names - 1)),
                   "t%d.bench., not replaced, has its trigger" % (a.names - 1))
             time.sleep(1)
-            peak = mem_kb(pid, "VmHWM")
+            peak = proc_status_kb(pid, "VmHWM")
             check(peak <= 1.2 * rss0, "peak memory during the IXFR %d MB, before it %d MB "
                   "(at most 1.2 times)" % (peak // 1024, rss0 // 1024))
             # a large IXFR, more RRs than an eighth of the names, goes to
             # a copy of the zone and its policies: two versions at once,
             # never more
-            rss1 = mem_kb(pid, "VmRSS")
+            rss1 = proc_status_kb(pid, "VmRSS")
             with open("/proc/%d/clear_refs" % pid, "w") as f:
                 f.write("5")
             big = a.names // 4
@@ -115,7 +100,7 @@ def main():
                   "the replaced t%d.bench. has no trigger" % a.replace)
             check(triggered(ub.port, "n0.bench."), "n0.bench. of serial 2 keeps its trigger")
             time.sleep(1)
-            peak = mem_kb(pid, "VmHWM")
+            peak = proc_status_kb(pid, "VmHWM")
             check(peak <= 2.5 * rss1, "peak memory during the large IXFR (a copy) %d MB, "
                   "before it %d MB (at most 2.5 times)" % (peak // 1024, rss1 // 1024))
         finally:

@@ -36,21 +36,13 @@ import time
 import dns.message
 import dns.query
 
-from harness.load import build_probe
+from harness.load import build_probe, proc_status_kb
 from harness.zone import (Primary, Secondary, check_zonefile,
                       notify, write_zone)
 
 ZONE = "example.net."
 SMALL = "other.example."
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def main():
@@ -198,14 +190,14 @@ def main():
                 if rss_first is None:
                     # two versions of the zone exist during an update, so
                     # the high-water mark is set by the first update
-                    rss_first = rss_kb(sec.proc.pid)
+                    rss_first = proc_status_kb(sec.proc.pid, "VmRSS")
             s, why = check_zonefile(zfile, ZONE, n, pairs=True)
             if why or s != serial:
                 fails.append("final zonefile: %s, serial %s" % (why, s))
             left = glob.glob(zfile + ".tmp*")
             if left:
                 fails.append("temporary files left: %s" % left)
-            rss_last = rss_kb(sec.proc.pid)
+            rss_last = proc_status_kb(sec.proc.pid, "VmRSS")
             print("RSS after the first update %d kB, after %d updates %d kB (%.2fx)" % (
                 rss_first, a.updates, rss_last, rss_last / rss_first))
             if rss_last > 1.5 * rss_first:

@@ -12,6 +12,25 @@ from .server import build_tool
 from .stats import pct
 
 
+def proc_status_kb(pid, key):
+    """A value of /proc/PID/status in kB (VmRSS, VmHWM, ...)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise RuntimeError("no %s in /proc/%d/status" % (key, pid))
+
+
+def write_bytes(pid):
+    """The bytes the process caused to be written to storage
+    (/proc/PID/io write_bytes; 0 on a file system without a disk)."""
+    with open("/proc/%d/io" % pid) as f:
+        for line in f:
+            if line.startswith("write_bytes:"):
+                return int(line.split()[1])
+    raise RuntimeError("no write_bytes in /proc/%d/io" % pid)
+
+
 def cpu_seconds(pid):
     """utime + stime of a process, all its threads, in seconds."""
     with open("/proc/%d/stat" % pid) as f:

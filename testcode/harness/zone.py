@@ -706,6 +706,17 @@ def rpz_qname_zone(zone, serial, labels, address):
             "".join("%s.bench IN A %s\n" % (lab, address) for lab in labels))
 
 
+def answers_address(port, name, address, timeout):
+    """Whether the server on 127.0.0.1:port answers an A query for name
+    with address (an RPZ trigger's local data, say) within timeout s."""
+    try:
+        r = dns.query.udp(dns.message.make_query(name, "A"), "127.0.0.1",
+                          port=port, timeout=timeout)
+    except Exception:
+        return False
+    return any(rd.to_text() == address for rrset in r.answer for rd in rrset)
+
+
 def rpz_from_knot(workdir, build, zone, text, io_thread):
     """Knot, started, serving zone at serial 1 with text, and the built
     unbound (one thread, auth-zone-io-thread io_thread), not started,
