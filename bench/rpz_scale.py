@@ -16,7 +16,8 @@ replaced triggers each, so a 10,000-change update is 20 of Knot's
 serials and one IXFR of 20 differences for the secondary; knotc's
 zone-set took 12 ms per record here (2000 in 23.8 s), too slow for
 10,000 changes a minute. Stock Unbound makes a full transfer after
-every 5 IXFRs of an RPZ; the report names such updates AXFR.
+every 5 IXFRs of an RPZ (the fork does not since its patch 0049); the
+report names such updates AXFR.
 
 Per update, from the NOTIFY for 'interval' seconds (the window): the
 probes' worst and p99.9 latency and lost queries (no answer in 2 s), the
@@ -35,7 +36,11 @@ usage: flock build/.bench.lock bench/rpz_scale.py [--names 10000000]
        [--raw FILE]
   --dir  where the zonefiles go (default: a temporary directory under
          build/, on the disk that write_bytes counts)
-  --raw  one line per build and update, tab-separated, for plots"""
+  --raw  one line per build and update, tab-separated, for plots
+  --builds  LABEL=DIR of unbound builds, or LABEL=bind (BIND 9,
+         response-policy) or LABEL=pdns (pdns-recursor, rpzPrimary) as
+         peers on the same feed; the checkconf column is
+         unbound-checkconf, named-checkconf -z, or none for pdns"""
 
 import argparse
 import os
@@ -44,6 +49,7 @@ import sys
 import tempfile
 import time
 
+import dns.message
 import dns.query
 import dns.rcode
 import dns.update
@@ -54,6 +60,7 @@ sys.path.insert(0, os.path.join(TOP, "testcode"))
 from harness.load import (Probe, build_probe, cpu_seconds, latency_summary,  # noqa: E402
                           proc_status_kb, write_bytes)
 from harness.memcap import MemoryCap  # noqa: E402
+from harness.server import free_port, stop_pid  # noqa: E402
 from harness.stats import med  # noqa: E402
 from harness.zone import (KnotPrimary, Secondary, answers_address, notify,  # noqa: E402
                           rpz_clause, soa_serial)
@@ -159,13 +166,152 @@ def wait_answer(ub, name, timeout):
 
 
 def configure(build, rundir, knot, threads):
+    """The server of a --builds entry: unbound of a build directory, or
+    BIND ("bind") or pdns-recursor ("pdns")."""
+    if build == "bind":
+        return BindRpz(rundir, knot, threads)
+    if build == "pdns":
+        return PdnsRpz(rundir, knot, threads)
     ub = Secondary(build, rundir, knot.port, [ZONE], threads=threads,
                    extra="\trrset-cache-size: 256m\n\tmsg-cache-size: 128m\n"
                          "stub-zone:\n\tname: \"%s\"\n\tstub-addr: 127.0.0.1@%d\n"
                          "stub-zone:\n\tname: \"%s\"\n\tstub-addr: 127.0.0.1@%d" % (
                              CACHED, knot.port, MISS, knot.port))
     rpz_clause(ub, ZONE)
+    ub.checkconf = [ub.bin("unbound-checkconf"), ub.conf]
     return ub
+
+
+class PeerRpz:
+    """Another resolver as the RPZ's secondary, with Secondary's
+    start(wrapper, timeout), stop(timeout), kill(), proc, port,
+    zonefile(ZONE) and checkconf (a command that loads the
+    configuration and its zones, or None). Its zonefile is where it
+    keeps the RPZ, so that the restart starts from it."""
+
+    kind = "?"
+
+    def __init__(self, rundir, knot, threads):
+        self.dir = os.path.abspath(rundir)
+        self.knot, self.threads = knot, threads
+        self.port = free_port()
+        self.proc = None
+        self.out = None
+        self.checkconf = None
+
+    def zonefile(self, zone):
+        return os.path.join(self.dir, "rpz.db")
+
+    def command(self):
+        raise NotImplementedError
+
+    def start(self, wrapper=None, timeout=60):
+        self.out = open(os.path.join(self.dir, "out.log"), "a")
+        self.proc = subprocess.Popen((wrapper or []) + self.command(), cwd=self.dir,
+                                     stdout=self.out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited at start:\n%s" % (self.kind, self.read_log()))
+            try:
+                dns.query.udp(dns.message.make_query("www." + CACHED, "A"), "127.0.0.1",
+                              port=self.port, timeout=0.5)
+                return self
+            except Exception:
+                time.sleep(0.2)
+        self.kill()
+        raise RuntimeError("%s did not answer:\n%s" % (self.kind, self.read_log()))
+
+    def read_log(self):
+        with open(os.path.join(self.dir, "out.log"), errors="replace") as f:
+            return f.read()[-3000:]
+
+    def stop(self, timeout=60):
+        if self.proc is None:
+            return None
+        rc = stop_pid(self.proc, timeout)
+        self.out.close()
+        self.proc = None
+        if rc is None:
+            raise RuntimeError("%s did not stop within %ds" % (self.kind, timeout))
+        return rc
+
+    def kill(self):
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            self.out.close()
+            self.proc = None
+
+
+class BindRpz(PeerRpz):
+    """BIND 9 (named -f, -n threads): the RPZ as a secondary zone from
+    Knot in response-policy, min-update-interval 0 so that each update
+    is applied when it comes (its default batches them for 60 s); the
+    probe zones forwarded to Knot, everything else to a closed port;
+    servfail-ttl 0, so that asking for a new trigger before it is
+    applied (the closed port: SERVFAIL) does not cache the SERVFAIL."""
+
+    kind = "bind"
+
+    def __init__(self, rundir, knot, threads):
+        super().__init__(rundir, knot, threads)
+        self.conf = os.path.join(self.dir, "named.conf")
+        fwd = "type forward; forward only; forwarders { 127.0.0.1 port %d; };" % knot.port
+        with open(self.conf, "w") as f:
+            f.write("""options {
+	directory "%s";
+	pid-file "%s/named.pid";
+	listen-on port %d { 127.0.0.1; };
+	listen-on-v6 { none; };
+	recursion yes;
+	allow-query { any; };
+	dnssec-validation no;
+	notify no;
+	max-cache-size 512m;
+	servfail-ttl 0;
+	response-policy { zone "%s" min-update-interval 0; } qname-wait-recurse no;
+};
+controls { };
+zone "%s" { type secondary; primaries { 127.0.0.1 port %d; }; file "rpz.db";
+	allow-notify { 127.0.0.1; }; };
+zone "%s" { %s };
+zone "%s" { %s };
+zone "." { type forward; forward only; forwarders { 127.0.0.1 port 9; }; };
+""" % (self.dir, self.dir, self.port, ZONE, ZONE, knot.port, CACHED, fwd, MISS, fwd))
+        self.checkconf = ["named-checkconf", "-z", self.conf]
+
+    def command(self):
+        return ["named", "-g", "-n", str(self.threads), "-c", self.conf]
+
+
+class PdnsRpz(PeerRpz):
+    """pdns-recursor 4.8 (--threads): the RPZ by rpzPrimary from Knot,
+    which it asks for the SOA every second (refresh=1; 4.8 takes no
+    NOTIFY for an RPZ), keeping a dump that the restart seeds from; the
+    probe zones forwarded to Knot, everything else to a closed port;
+    packetcache-servfail-ttl 0 (as BIND's servfail-ttl)."""
+
+    kind = "pdns"
+    takes_notify = False
+
+    def command(self):
+        lua = os.path.join(self.dir, "rpz.lua")
+        with open(lua, "w") as f:
+            f.write('rpzPrimary({"127.0.0.1:%d"}, "%s", { refresh = 1, dumpFile = "%s",'
+                    ' seedFile = "%s" })\n' % (self.knot.port, ZONE, self.zonefile(ZONE),
+                                              self.zonefile(ZONE)))
+        open(os.path.join(self.dir, "recursor.conf"), "w").close()
+        return ["pdns_recursor", "--config-dir=" + self.dir, "--socket-dir=" + self.dir,
+                "--daemon=no", "--disable-syslog", "--loglevel=4", "--quiet=yes",
+                "--local-address=127.0.0.1", "--local-port=%d" % self.port,
+                "--query-local-address=127.0.0.1", "--threads=%d" % self.threads,
+                "--dnssec=off", "--security-poll-suffix=", "--packetcache-servfail-ttl=0",
+                "--forward-zones=%s=127.0.0.1:%d,%s=127.0.0.1:%d" % (
+                    CACHED.rstrip("."), self.knot.port, MISS.rstrip("."), self.knot.port),
+                "--forward-zones-recurse=.=127.0.0.1:9",
+                "--lua-config-file=" + lua]
 
 
 def one_build(label, build, feed, knot, a, probe_exe, tmp):
@@ -189,6 +335,7 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
         while not os.path.exists(ub.zonefile(ZONE)) and time.monotonic() - t1 < a.load_timeout:
             time.sleep(0.2)
         res["loaded_rss"] = proc_status_kb(pid, "VmRSS") / 1024.0
+        res["written_at"] = time.monotonic() - t0
         seconds = (a.updates + 1) * a.interval + 60
         for kind, name in PROBES:
             p = Probe(probe_exe, ub.port, name, a.rate, seconds,
@@ -211,7 +358,8 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
                 f.write("5")
             cpu0, w0 = cpu_seconds(pid), write_bytes(pid)
             start = time.monotonic()
-            notify(ub.port, ZONE)
+            if getattr(ub, "takes_notify", True):
+                notify(ub.port, ZONE)
             applied = wait_answer(ub, last, a.interval)
             rest = start + a.interval - time.monotonic()
             if rest > 0:
@@ -246,15 +394,17 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
         # start-up from the zonefile
         ub.stop(timeout=600)
         t0 = time.monotonic()
-        r = subprocess.run([ub.bin("unbound-checkconf"), ub.conf], capture_output=True, text=True)
-        res["checkconf"] = time.monotonic() - t0
-        res["checkconf_ok"] = r.returncode == 0
+        if ub.checkconf:
+            r = subprocess.run(ub.checkconf, capture_output=True, text=True)
+            res["checkconf"] = time.monotonic() - t0
+            res["checkconf_ok"] = r.returncode == 0
         t0 = time.monotonic()
         ub.start(wrapper=cap.wrap([]), timeout=a.load_timeout)
         if wait_answer(ub, KEEP, a.load_timeout) is not None:
             res["restart"] = time.monotonic() - t0
     except RuntimeError as e:
-        res["error"] = str(e)
+        # one line for the report's table; the whole text on stderr
+        res["error"] = " ".join(str(e).split())[:300]
         print(str(e), file=sys.stderr, flush=True)
     finally:
         for kind, p in probes:
@@ -336,14 +486,16 @@ def report(a, results):
                 fmt([u["max_trigger"] for u in us]), fmt([u["max_cached"] for u in us]),
                 fmt([u["max_miss"] for u in us]), fmt([u["p999_trigger"] for u in us]),
                 fmt([sum(u["lost_" + k] for k, _ in PROBES) for u in us], "%.0f")))
-    rows += ["", "| build | first answer after start, s | RSS loaded, MB | bytes per trigger | "
+    rows += ["", "| build | first answer after start, s | zonefile written after, s | "
+             "RSS loaded, MB | bytes per trigger | "
              "idle CPU per window, s | RSS after update 1 → last, MB | restart from zonefile, s | "
-             "unbound-checkconf, s | memory limit hit | error |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "checkconf, s | memory limit hit | error |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for res in results:
         us = res["updates"]
-        rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             res["label"], "%.1f" % res["first_answer"] if "first_answer" in res else "–",
+            "%.1f" % res["written_at"] if "written_at" in res else "–",
             "%.0f" % res["loaded_rss"] if "loaded_rss" in res else "–",
             "%.0f" % (res["loaded_rss"] * 1048576 / a.names) if "loaded_rss" in res else "–",
             "%.2f" % res["idle_cpu"] if res.get("idle_cpu") is not None else "–",
@@ -372,8 +524,9 @@ def main():
     ap.add_argument("--raw")
     a = ap.parse_args()
     a.sizes = [int(x) for x in a.sizes.split(",")]
-    builds = [(b.split("=", 1)[0], os.path.join(TOP, b.split("=", 1)[1]))
-              for b in a.builds.split(",")]
+    builds = [(b.split("=", 1)[0], b.split("=", 1)[1]) for b in a.builds.split(",")]
+    builds = [(label, b if b in ("bind", "pdns") else os.path.join(TOP, b))
+              for label, b in builds]
     base = a.dir or os.path.join(TOP, "build")
     os.makedirs(base, exist_ok=True)
     results = []

@@ -11,7 +11,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   scrapers monitoring stats-interval stats-passes stats-passes-dnscrypt libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 upstream-unit-tsan upstream-unit-asan cache-unit-32 zone-transfer zone-transfer-debug zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-kept zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan
-  zone-rpz-full-transfer zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  zone-rpz-updates zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   zone-apply-nomem
   control-lines soak cve-warnings parse-ptrs
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
@@ -68,7 +68,7 @@ default=0
 	libunbound-hashcheck deb-version security-status readme-facts build-noparser \
 	zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom zone-apply-nomem \
 	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover \
-	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-full-transfer \
+	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates \
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines \
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem \
 	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec \
@@ -93,7 +93,7 @@ pooled="check-series upstream-unit-asan upstream-unit-tsan fuzz-config
 # (deb, deps-listen).
 paired="zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom zone-apply-nomem
 	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover
-	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-full-transfer
+	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem
 	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec
@@ -274,7 +274,7 @@ run_test() {
 		for o in "" --apply-first "--ixfr-copy --zone-set" --zonemd-hash; do
 			"$1" "$2/test_zone_fast_reload_apply.py" "$3" $o || exit 1; done' \
 		sh "$PYTHON" "$here" "$top/build/fork-tsan" ;;
-	zone-rpz-full-transfer) run zone-rpz-full-transfer sh -c 'for m in yes no; do "$1" "$2/test_zone_rpz_full_transfer.py" "$3" --io-thread $m || exit 1; done; "$1" "$2/test_zone_rpz_full_transfer.py" "$3" --names 2000 --replace 1100' \
+	zone-rpz-updates) run zone-rpz-updates sh -c 'for m in yes no; do "$1" "$2/test_zone_rpz_updates.py" "$3" --io-thread $m || exit 1; done; "$1" "$2/test_zone_rpz_updates.py" "$3" --names 2000 --replace 1100 || exit 1; "$1" "$2/test_zone_rpz_updates.py" "$3" --names 100000 --addr 10000 --replace 1000 --replace-addr 5000 --updates 20 --rss-growth 1.1' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-url) run zone-url "$PYTHON" "$here/test_zone_url.py" "$bld" ;;
 	zone-rpz) run zone-rpz "$PYTHON" "$here/test_zone_rpz.py" "$bld" ;;
