@@ -402,8 +402,9 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
         ub.start(wrapper=cap.wrap([]), timeout=a.load_timeout)
         if wait_answer(ub, KEEP, a.load_timeout) is not None:
             res["restart"] = time.monotonic() - t0
-    except RuntimeError as e:
-        # one line for the report's table; the whole text on stderr
+    except (RuntimeError, subprocess.SubprocessError, OSError) as e:
+        # one line for the report's table; the whole text on stderr;
+        # the other builds still run
         res["error"] = " ".join(str(e).split())[:300]
         print(str(e), file=sys.stderr, flush=True)
     finally:

@@ -77,7 +77,12 @@ def wait_running(server, timeout):
     while time.monotonic() < deadline:
         if server.proc.poll() is not None:
             raise RuntimeError("unbound exited at start-up:\n" + server.read_log())
-        r = server.control("status", check=False)
+        try:
+            r = server.control("status", check=False)
+        except subprocess.TimeoutExpired:
+            # accepted but not answered: busy at start-up (reading a
+            # zonefile of 10^7 records took over 30 s)
+            continue
         if r.returncode == 0 and "is running" in r.stdout:
             return True
         time.sleep(0.1)
