@@ -236,13 +236,8 @@ class PeerRpz:
             raise RuntimeError("%s did not stop within %ds" % (self.kind, timeout))
         return rc
 
-    def kill(self):
-        if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.kill()
-            self.proc.wait()
-            self.out.close()
-            self.proc = None
+    # SIGKILL by PID, as for unbound (it uses only proc and out)
+    kill = Secondary.kill
 
 
 class BindRpz(PeerRpz):
