@@ -10,8 +10,9 @@ usage="usage: check-series.sh [--force] [--last K] [--record FILE] BASEDIR PATCH
              passed is not rebuilt, only reported)
   --record FILE  the prefixes that passed, kept in the tree
              (testcode/check-series.passed): a prefix whose patches are
-             recorded there is not checked again, except the last, which
-             is always checked; each prefix that passes is added, and
+             recorded there is not checked again (make test checks the
+             whole series' tree anyway: build/fork, upstream-unit and
+             upstream-tdir); each prefix that passes is added, and
              the file is rewritten with the current series' prefixes only
   WORKDIR gets a copy of the series (patches/ may change meanwhile), the
   tree and build of the prefix being checked (src/, obj/: left as they are
@@ -84,7 +85,7 @@ for p in $(cat "$work/patches/series"); do
 	log=$work/logs/$(printf %02d $k)-${p%.patch}.log
 	rm -f "$log"
 	key=$(prefix_key $k)
-	if [ $force = 0 ] && [ $k -lt $n ] && [ -n "$record" ] && grep -q "^$key " "$record" 2>/dev/null; then
+	if [ $force = 0 ] && [ -n "$record" ] && grep -q "^$key " "$record" 2>/dev/null; then
 		echo "check-series: ok $k/$n $p (recorded: $(grep "^$key " "$record" | head -n 1 | cut -d' ' -f4-))"
 		continue
 	fi

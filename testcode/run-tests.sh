@@ -30,7 +30,8 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   deb-upgrade installs Debian's unbound from apt, the fork's over it, then
   Debian's again, and purges them)
   (default: all: those that start no daemon TEST_JOBS at a time, default
-  3, then most daemon tests two at a time, then one at a time those that
+  3, under SCHED_IDLE beside most daemon tests two at a time, then one at
+  a time those that
   measure time, order events against a transfer or change the machine;
   named tests run one after the other, or TEST_JOBS at a time). Logs go to build/test/.
   Ends with the time of each build (STEADY_TIMES, as make test sets it)
@@ -53,13 +54,14 @@ default=0
 # The default list. The tests in $pooled start no daemon (upstream's unit
 # and replay tests, the cmocka and fuzz tests, the checks of the series
 # and the packaging): they run first, TEST_JOBS at a time, longest
-# first. A chain ("a+b") runs in one job, one after the other:
-# cache-asan and cache-model share build/fork's cmocka-address/. The
-# daemon tests follow, those of $paired two at a time and the others
-# alone, in this order: they wait on transfers, DS lookups and timeouts,
-# and with them in the pool (both CPUs busy), three of six runs failed
-# (a fast_reload apply, zone-tsan's DS lookup, upstream's
-# auth_transfer_limit and zone-faults; doc/ci-time.md).
+# first, under SCHED_IDLE. A chain ("a+b") runs in one job, one after the
+# other: cache-asan and cache-model share build/fork's cmocka-address/.
+# The daemon tests of $paired run beside them, two at a time, and the
+# others alone after them, in this order: they wait on transfers, DS
+# lookups and timeouts, and with them in the pool at the same priority
+# (both CPUs busy), three of six runs failed (a fast_reload apply,
+# zone-tsan's DS lookup, upstream's auth_transfer_limit and zone-faults;
+# doc/ci-time.md).
 [ $# -gt 0 ] || set -- check-series upstream-unit-asan upstream-unit-tsan fuzz-config \
 	cache-asan+cache-model cache-tsan fuzz-zonefile-roundtrip fuzz-lruhash fuzz-zonefile-read \
 	upstream-unit-debug upstream-unit-32 upstream-unit-lookup3 upstream-unit-nothreads \
@@ -307,7 +309,7 @@ run_test() {
 	upstream-export) run upstream-export "$here/test_upstream_export.sh" \
 		"$top/build/base" "$top/build/dl" ;;
 	# the prefixes not recorded as passed (make check-series records
-	# them), and the last one always
+	# them); the last one's tree is build/fork's, which the other tests check
 	check-series) run check-series "$top/scripts/check-series.sh" --last 3 \
 		--record "$here/check-series.passed" "$top/build/base" "$top/patches" "$top/build/check-series" ;;
 	deb) run deb sh -c 'make -C "$1" deb && "$2/test_deb.sh" "$1/build/deb"' sh "$top" "$here" ;;
@@ -337,7 +339,8 @@ prep() {
 # it back when it ends.
 pool() {
 	n=$1; shift
-	fifo=$logs/.pool.$$
+	pool_id=$((pool_id + 1))
+	fifo=$logs/.pool.$$.$pool_id
 	rm -f "$fifo"
 	mkfifo "$fifo" || exit 2
 	exec 3<>"$fifo"
@@ -371,10 +374,11 @@ for t in $all; do
 done
 rm -f "$logs/.prep-deb" "$logs/.prepare"
 start_all=$(date +%s)
+pool_id=0
 if [ "$default" = 1 ]; then
 	# the tests of $pooled TEST_JOBS at a time (default 3 on the 2
-	# CPUs, as make deb is built among them), then those of $paired two
-	# at a time, then every other test alone
+	# CPUs, as make deb is built among them) and, beside them, those of
+	# $paired two at a time; then every other test alone
 	together="" two="" solo=""
 	for c; do
 		case " $(echo $pooled) " in *" $c "*) together="$together $c"; continue ;; esac
@@ -392,10 +396,23 @@ if [ "$default" = 1 ]; then
 			{ tail -n 20 "$logs/prepare-$b.log"; echo "run-tests: make tests failed in build/$b"; exit 1; }
 	done
 	echo "$(( $(date +%s) - t0 ))" > "$logs/.prepare"
+	# The pool's tests (CPU work, no daemon) run at the same time as the
+	# paired daemon tests, under SCHED_IDLE: they get only the CPU time
+	# the daemon tests leave (those keep under one CPU busy, doc/ci-time.md),
+	# and a daemon test's process that wakes preempts them at once, so
+	# the daemon tests wait on transfers and timers as on an idle machine.
 	# shellcheck disable=SC2086
-	pool "${TEST_JOBS:-3}" $together
+	(
+		# this subshell's PID: chrt's policy is inherited by what it forks
+		chrt --idle -p 0 "$(sh -c 'echo $PPID')" > /dev/null ||
+			echo "run-tests: chrt --idle failed; the pool runs at normal priority"
+		pool_id=1
+		pool "${TEST_JOBS:-3}" $together
+	) &
+	pooljob=$!
 	# shellcheck disable=SC2086
 	pool 2 $two
+	wait "$pooljob"
 	for t in $solo; do run_test "$t"; done
 else
 	pool "${TEST_JOBS:-1}" "$@"
@@ -435,7 +452,7 @@ total=$((end_all - first))
 echo "time, longest first (seconds):"
 sort -rn "$logs/.times" | sed 's/^/  /'
 if [ "$default" = 1 ]; then
-	echo "  $((end_all - start_all)) all tests (the pooled ones ${TEST_JOBS:-3} at a time, then daemon tests two at a time, then the others one at a time)"
+	echo "  $((end_all - start_all)) all tests (the pooled ones ${TEST_JOBS:-3} at a time under SCHED_IDLE beside daemon tests two at a time, then the others one at a time)"
 else
 	echo "  $((end_all - start_all)) all tests (${TEST_JOBS:-1} at a time)"
 fi
