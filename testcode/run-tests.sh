@@ -11,7 +11,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   scrapers monitoring stats-interval stats-passes stats-passes-dnscrypt libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 upstream-unit-tsan upstream-unit-asan cache-unit-32 zone-transfer zone-transfer-debug zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-kept zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan
-  zone-rpz-updates zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  zone-rpz-updates zone-health zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   zone-apply-nomem
   control-lines soak cve-warnings parse-ptrs
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
@@ -30,8 +30,8 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   deb-upgrade installs Debian's unbound from apt, the fork's over it, then
   Debian's again, and purges them)
   (default: all: those that start no daemon TEST_JOBS at a time, default
-  3, under SCHED_IDLE beside most daemon tests two at a time, then one at
-  a time those that
+  3, under SCHED_IDLE, and beside them the daemon tests, most two at a
+  time, then one at a time those that
   measure time, order events against a transfer or change the machine;
   named tests run one after the other, or TEST_JOBS at a time). Logs go to build/test/.
   Ends with the time of each build (STEADY_TIMES, as make test sets it)
@@ -53,15 +53,15 @@ default=0
 [ $# -gt 0 ] || default=1
 # The default list. The tests in $pooled start no daemon (upstream's unit
 # and replay tests, the cmocka and fuzz tests, the checks of the series
-# and the packaging): they run first, TEST_JOBS at a time, longest
-# first, under SCHED_IDLE. A chain ("a+b") runs in one job, one after the
+# and the packaging): they run TEST_JOBS at a time, longest first,
+# under SCHED_IDLE. A chain ("a+b") runs in one job, one after the
 # other: cache-asan and cache-model share build/fork's cmocka-address/.
-# The daemon tests of $paired run beside them, two at a time, and the
-# others alone after them, in this order: they wait on transfers, DS
-# lookups and timeouts, and with them in the pool at the same priority
-# (both CPUs busy), three of six runs failed (a fast_reload apply,
-# zone-tsan's DS lookup, upstream's auth_transfer_limit and zone-faults;
-# doc/ci-time.md).
+# The daemon tests run beside them at normal priority, those of $paired
+# two at a time, then the others one at a time, in this order: they wait
+# on transfers, DS lookups and timeouts, and with them in the pool at the
+# same priority (both CPUs busy), three of six runs failed (a fast_reload
+# apply, zone-tsan's DS lookup, upstream's auth_transfer_limit and
+# zone-faults; doc/ci-time.md).
 [ $# -gt 0 ] || set -- check-series upstream-unit-asan upstream-unit-tsan fuzz-config \
 	cache-asan+cache-model cache-tsan fuzz-zonefile-roundtrip fuzz-lruhash fuzz-zonefile-read \
 	upstream-unit-debug upstream-unit-32 upstream-unit-lookup3 upstream-unit-nothreads \
@@ -70,7 +70,7 @@ default=0
 	libunbound-hashcheck deb-version security-status readme-facts build-noparser \
 	zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom zone-apply-nomem \
 	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover \
-	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates \
+	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates zone-health \
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines \
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem \
 	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec \
@@ -84,18 +84,19 @@ pooled="check-series upstream-unit-asan upstream-unit-tsan fuzz-config
 	upstream-unit upstream-export cache-unit cache-unit-32 rebase-check base-change
 	roundtrip hash-unit hash-unit-lookup3 fetch-errors install patch-messages
 	libunbound-hashcheck deb-version security-status readme-facts build-noparser"
-# The daemon tests that run two at a time after the pool, longest first:
-# they wait on transfers and timers and keep well under one CPU busy
-# each, and none has a time limit that a neighbour's load can break.
-# Those left out run alone: they measure time (the stall tests, the soak,
-# zone-inplace-lock's and zone-zonemd-reload's answer waits, zone-notify's
-# wakeups), set up an order of events against a transfer or a config
-# read (the fast_reload apply tests, zone-tsan's DS lookup), enforce
-# transfer time limits (upstream's tdir tests) or change the machine
-# (deb, deps-listen).
+# The daemon tests that run two at a time, longest first: they wait on
+# transfers and timers and keep well under one CPU busy each, and none
+# has a time limit that a neighbour's load can break. Those left out run
+# one at a time after them (only the pool's SCHED_IDLE work beside them):
+# they measure time (the stall tests, the soak, zone-inplace-lock's and
+# zone-zonemd-reload's answer waits, zone-notify's wakeups), set up an
+# order of events against a transfer or a config read (the fast_reload
+# apply tests, zone-tsan's DS lookup), enforce transfer time limits
+# (upstream's tdir tests) or change the machine (deb, deps-listen: after
+# the pool).
 paired="zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom zone-apply-nomem
 	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover
-	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates
+	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates zone-health
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem
 	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec
@@ -284,6 +285,9 @@ run_test() {
 	zone-rpz-ixfr-fail) run zone-rpz-ixfr-fail sh -c 'for m in yes no; do "$1" "$2/test_zone_ixfr_fail.py" "$3" --io-thread $m --rpz || exit 1; done' \
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	patch-messages) run patch-messages "$PYTHON" "$here/test_patch_messages.py" "$top/patches" ;;
+	zone-health) run zone-health sh -c 'for m in yes no; do
+		"$1" "$2/test_zone_health.py" "$3" "$4" --io-thread $m || exit 1; done' \
+		sh "$PYTHON" "$here" "$bld" "$top/build/src" ;;
 	zone-notify) run zone-notify "$PYTHON" "$here/test_zone_notify.py" "$bld" ;;
 	zone-valgrind) run zone-valgrind "$PYTHON" "$here/test_zone_shutdown.py" "$bld" --valgrind ;;
 	zone-stall) run zone-stall "$PYTHON" "$here/test_zone_stall.py" "$bld" ;;
@@ -378,7 +382,7 @@ pool_id=0
 if [ "$default" = 1 ]; then
 	# the tests of $pooled TEST_JOBS at a time (default 3 on the 2
 	# CPUs, as make deb is built among them) and, beside them, those of
-	# $paired two at a time; then every other test alone
+	# $paired two at a time, then every other test alone
 	together="" two="" solo=""
 	for c; do
 		case " $(echo $pooled) " in *" $c "*) together="$together $c"; continue ;; esac
@@ -396,9 +400,9 @@ if [ "$default" = 1 ]; then
 			{ tail -n 20 "$logs/prepare-$b.log"; echo "run-tests: make tests failed in build/$b"; exit 1; }
 	done
 	echo "$(( $(date +%s) - t0 ))" > "$logs/.prepare"
-	# The pool's tests (CPU work, no daemon) run at the same time as the
-	# paired daemon tests, under SCHED_IDLE: they get only the CPU time
-	# the daemon tests leave (those keep under one CPU busy, doc/ci-time.md),
+	# The pool's tests (CPU work, no daemon) run under SCHED_IDLE, at the
+	# same time as the daemon tests: they get only the CPU time the
+	# daemon tests leave (those keep under one CPU busy, doc/ci-time.md),
 	# and a daemon test's process that wakes preempts them at once, so
 	# the daemon tests wait on transfers and timers as on an idle machine.
 	# shellcheck disable=SC2086
@@ -412,8 +416,17 @@ if [ "$default" = 1 ]; then
 	pooljob=$!
 	# shellcheck disable=SC2086
 	pool 2 $two
+	# then the others one at a time, still beside the pool; those that
+	# install packages wait for it, as it builds make deb
+	later=""
+	for t in $solo; do
+		case $t in
+		deb|deb-upgrade|deps-listen|deps-listen-proof) later="$later $t" ;;
+		*) run_test "$t" ;;
+		esac
+	done
 	wait "$pooljob"
-	for t in $solo; do run_test "$t"; done
+	for t in $later; do run_test "$t"; done
 else
 	pool "${TEST_JOBS:-1}" "$@"
 fi
@@ -452,7 +465,7 @@ total=$((end_all - first))
 echo "time, longest first (seconds):"
 sort -rn "$logs/.times" | sed 's/^/  /'
 if [ "$default" = 1 ]; then
-	echo "  $((end_all - start_all)) all tests (the pooled ones ${TEST_JOBS:-3} at a time under SCHED_IDLE beside daemon tests two at a time, then the others one at a time)"
+	echo "  $((end_all - start_all)) all tests (the pooled ones ${TEST_JOBS:-3} at a time under SCHED_IDLE beside the daemon tests: two at a time, then one at a time)"
 else
 	echo "  $((end_all - start_all)) all tests (${TEST_JOBS:-1} at a time)"
 fi

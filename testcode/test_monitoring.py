@@ -26,38 +26,13 @@ import subprocess
 import sys
 import tempfile
 
-from harness.server import TOP, Unbound
+from harness.prom import CONF, RULES, metrics_awk, promtool, rules_test, samples as metric_samples
+from harness.server import Unbound
 
-CONF = os.path.join(TOP, "conf", "monitoring")
-RULES = os.path.join(CONF, "unbound-steady-alerts.yml")
 # upstream's metrics.awk names that promtool's linter complains about
 UPSTREAM_LINT = {"unbound_histogram_seconds"}
 EXPORTER = {"unbound_msg_cache_max_collisions_total": "msg.cache.max_collisions",
             "unbound_rrset_cache_max_collisions_total": "rrset.cache.max_collisions"}
-
-
-def promtool(*args, stdin=None):
-    return subprocess.run(["promtool"] + list(args), input=stdin, capture_output=True, text=True)
-
-
-def rules_test(d, name, series):
-    """Run promtool test rules on series (name{labels} -> value, held for
-    20 minutes), expecting no alert at 20m; returns promtool's exit code
-    and the alerts that fired all the same."""
-    names = re.findall(r"- alert: (\w+)", open(RULES).read())
-    lines = ["rule_files:", "  - %s" % RULES, "evaluation_interval: 1m", "tests:",
-             "  - interval: 1m", "    input_series:"]
-    for s, v in series.items():
-        lines += ["      - series: '%s'" % s, "        values: '%sx20'" % v]
-    lines.append("    alert_rule_test:")
-    for a in names:
-        lines += ["      - eval_time: 20m", "        alertname: %s" % a]
-    path = os.path.join(d, name + ".test.yml")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    r = promtool("test", "rules", path)
-    fired = set(re.findall(r"alertname: (\w+), time", r.stdout + r.stderr))
-    return r.returncode, fired
 
 
 def main():
@@ -88,31 +63,26 @@ def main():
             stats = ub.control("stats_noreset").stdout
         finally:
             ub.stop()
-        metrics = subprocess.run(["awk", "-f", os.path.join(src, "contrib", "metrics.awk")],
-                                 input=stats, capture_output=True, text=True, check=True).stdout
+        metrics = metrics_awk(src, stats)
         r = promtool("check", "metrics", stdin=metrics)
         linted = {m for m in re.findall(r"^(\w+) ", r.stdout + r.stderr, re.M)}
         check(r.returncode in (0, 3) and linted <= UPSTREAM_LINT,
               "promtool check metrics on metrics.awk's output (rc %d, lint on %s)" % (
                   r.returncode, sorted(linted) or "nothing"))
-        samples = {}
-        for line in metrics.splitlines():
-            m = re.match(r"^(\w+)(\{[^}]*\})? (\S+)$", line)
-            if m:
-                samples[m.group(1) + (m.group(2) or "")] = m.group(3)
+        samples = metric_samples(metrics)
         ours = {k: v for k, v in samples.items()
                 if k.startswith(("unbound_cache_max_collisions", "unbound_cache_hash_repairs"))}
         check(len(ours) >= 20, "metrics.awk exports %d cache health samples" % len(ours))
-        series = {k.replace("{", '{instance="r",'): v for k, v in ours.items()}
+        series = {k.replace("{", '{instance="r",'): v + "x20" for k, v in ours.items()}
         rc, fired = rules_test(d, "healthy", series)
         check(rc == 0 and not fired, "no alert on this server's own scrape (fired: %s)" % (
             sorted(fired) or "none"))
         bug = dict(series)
         for k in bug:
             if 'type="rrset.cache.max_collisions_interval"' in k:
-                bug[k] = "19999"
+                bug[k] = "19999x20"
             if 'type="rrset.cache.hash_repairs"' in k:
-                bug[k] = "20000"
+                bug[k] = "20000x20"
         rc, fired = rules_test(d, "bug", bug)
         want = {"UnboundCacheChainVeryLong", "UnboundCacheChainLong", "UnboundCacheHashRepair"}
         check(want <= fired, "the scrape's names with the bug's values fire %s (fired: %s)" % (

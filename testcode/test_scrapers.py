@@ -2,7 +2,9 @@
 """The scrapers the base ships keep working on the fork's statistics:
 every stats_noreset line is one lowercase name=value (as unbound_exporter
 needs); the fork's contrib/metrics.awk exports the new cache health
-statistics and otherwise prints what the base's metrics.awk prints; the
+statistics and the auth zones' (unbound_authzone_*, checked by
+test_zone_health.py) and otherwise prints what the base's metrics.awk
+prints; the
 munin plugin contrib/unbound_munin_ gives a number for every field."""
 
 import os
@@ -68,7 +70,8 @@ def main():
                 if not any(l.startswith(want) for l in added):
                     fails.append("metrics.awk does not export %s" % n)
             for l in added:
-                if l and not l.startswith("#") and not l.startswith("unbound_cache_"):
+                if l and not l.startswith("#") and not l.startswith(("unbound_cache_",
+                                                                     "unbound_authzone_")):
                     fails.append("metrics.awk added an unexpected line: %r" % l)
 
             # munin: runs "unbound-control stats"; point it at a wrapper that

@@ -12,9 +12,12 @@ calloc of its packed data on the I/O thread, that is, in the middle of
 the in-place apply, for --hold seconds. Meanwhile:
 
 a NOTIFY for the first zone (a worker takes that zone's xfr->lock) and
-one for the second must each be answered within --max-wait seconds.
-(unbound-control list_auth_zones is not tried: it takes every zone's
-lock, and the first zone's write lock is held, by design.)
+one for the second must each be answered within --max-wait seconds, and
+so must unbound-control stats_noreset, whose extended statistics give
+each zone's serial (from its transfer state, not under the zone's lock),
+serial 1 for the first zone. (unbound-control list_auth_zones is not
+tried: it takes every zone's lock, as upstream's does, and the first
+zone's write lock is held, by design.)
 
 Then the hold ends, and serial 2 must be served and written.
 
@@ -22,6 +25,7 @@ usage: test_zone_inplace_lock.py BUILDDIR [--hold S] [--max-wait S]"""
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -63,7 +67,8 @@ def main():
                 f.write(zone_text(z, 1, N, fixed=True))
         prim.start({ZONE: 1, OTHER: 1}, timeout=120)
         sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
-                        [ZONE, OTHER], io_thread=True, verbosity=3)
+                        [ZONE, OTHER], io_thread=True, verbosity=3,
+                        extra="\textended-statistics: yes")
         wrapper = ["env", "LD_PRELOAD=" + shim, "STEADY_HOLD_CALLOC=" + trigger,
                    "STEADY_HOLD_SIZE=%d" % size, "STEADY_OOM_LOG=" + shimlog]
         try:
@@ -91,6 +96,25 @@ def main():
                     fails.append("NOTIFY for %s answered %s after %.3f s while %s's "
                                  "in-place apply was held, want within %.1f s"
                                  % (z, rcode, secs, ZONE, a.max_wait))
+            # a scrape: the zones' health without waiting for the zone
+            # that the apply holds
+            # (the hold lasts until this test ends it, so a scrape that
+            # waits for the zone's lock waits for the timeout)
+            t0 = time.monotonic()
+            try:
+                r = sec.control("stats_noreset", check=False, timeout=a.hold)
+                rc, out = r.returncode, r.stdout
+            except subprocess.TimeoutExpired:
+                rc, out = None, ""
+            secs = time.monotonic() - t0
+            stats = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+            serial = stats.get("authzone.zone.serial." + ZONE)
+            print("stats_noreset while the apply is held: exit %s after %.3f s, %s's serial %s"
+                  % (rc, secs, ZONE, serial))
+            if rc != 0 or secs > a.max_wait or serial != "1":
+                fails.append("stats_noreset ended (exit %s) after %.3f s with serial %s "
+                             "while %s's in-place apply was held, want serial 1 within "
+                             "%.1f s" % (rc, secs, serial, ZONE, a.max_wait))
             still = not shim_log_lines(shimlog, "release calloc")
             if not still:
                 fails.append("the hold ended before the NOTIFYs were answered")

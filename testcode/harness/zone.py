@@ -717,24 +717,25 @@ def answers_address(port, name, address, timeout):
     return any(rd.to_text() == address for rrset in r.answer for rd in rrset)
 
 
-def rpz_from_knot(workdir, build, zone, text, io_thread):
+def rpz_from_knot(workdir, build, zone, text, io_thread, server_extra=""):
     """Knot, started, serving zone at serial 1 with text, and the built
     unbound (one thread, auth-zone-io-thread io_thread), not started,
-    its secondary with zone as an rpz: clause. Returns (knot, unbound)."""
+    its secondary with zone as an rpz: clause; server_extra as for
+    rpz_clause. Returns (knot, unbound)."""
     knot = KnotPrimary(os.path.join(workdir, "knot"), [zone])
     with open(knot.zonefile(zone), "w") as f:
         f.write(text)
     knot.start({zone: 1}, timeout=120)
     ub = Secondary(os.path.abspath(build), os.path.join(workdir, "unbound"), knot.port,
                    [zone], threads=1, io_thread=io_thread)
-    rpz_clause(ub, zone)
+    rpz_clause(ub, zone, server_extra)
     return knot, ub
 
 
 def rpz_clause(secondary, zone, server_extra=""):
     """Make zone an rpz: clause in secondary's config (it takes no for-*
-    or fallback options, and needs the respip module); server_extra is
-    added to its server: clause."""
+    or fallback options, and needs the respip module); server_extra,
+    lines with their tab and newline, is added to its server: clause."""
     with open(secondary.conf) as f:
         text = f.read()
     text = text.replace("auth-zone:\n\tname: \"%s\"" % zone, "rpz:\n\tname: \"%s\"" % zone)
