@@ -18,7 +18,10 @@ not answer full transfers) until the test lets it go.
    applied data (it has a newer serial than the zonefile), nor serve or
    write it.
 Throughout, the zone never answers the record of no version, and the
-zonefile is always exactly a version the primary had. In the end the
+zonefile is always exactly a version the primary had. After the bad
+IXFR the zone's statistics count two IXFRs, and as transfers not applied
+(authzone.zone.xfr.failed) at least one and at most the number of bad
+IXFRs the primary sent. In the end the
 AXFR is let go, and the zone is served and written at serial 4.
 
 With --rpz the zone is an rpz: clause: its records are QNAME triggers,
@@ -159,7 +162,8 @@ def main():
         ports = {z: nsd.port for z in BIGS}
         ports[ZONE] = prim.port
         sec = Secondary(a.builddir, os.path.join(tmp, "unbound"), ports,
-                        BIGS + [ZONE], threads=2, io_thread=io, verbosity=4)
+                        BIGS + [ZONE], threads=2, io_thread=io, verbosity=4,
+                        extra="\textended-statistics: yes")
         if a.rpz:
             rpz_clause(sec, ZONE)
         zfile = sec.zonefile(ZONE)
@@ -251,6 +255,17 @@ def main():
                     raise StopIteration
             fail_ixfr("bad IXFR")
             check("after the bad IXFR")
+            # the zone's statistics count it as a transfer not applied,
+            # beside the two good IXFRs; the zone may have asked for the
+            # bad IXFR again meanwhile (after the held AXFR)
+            st = sec.stats()
+            nixfr, nfail = (st.get("authzone.zone.xfr.%s.%s" % (k, ZONE)) for k in ("ixfr", "failed"))
+            bad = prim.requests.count("IXFR %d" % (LAST - 1))
+            print("after the bad IXFR: xfr.ixfr %s, xfr.failed %s; the primary's requests: %s"
+                  % (nixfr, nfail, " ".join(prim.requests)))
+            if nixfr != "2" or not 1 <= int(nfail or 0) <= bad:
+                fails.append("after the bad IXFR: xfr.ixfr %s and xfr.failed %s, want 2 "
+                             "and 1 to %d (the bad IXFRs sent)" % (nixfr, nfail, bad))
             if io:
                 os.unlink(slow)
                 if not wait_for(lambda: int(sec.stats()["authzone.write.queued"]) == 0, 120):
