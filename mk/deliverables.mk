@@ -41,8 +41,8 @@ test-deb-trixie:
 	testcode/test_deb_release.sh $(B)/deb-trixie $(B)/root-trixie-test
 
 # The prefixes that passed are recorded in testcode/check-series.passed
-# (commit it with the series): make test checks only the others, and the
-# last prefix.
+# (commit it with the series): make test checks only the others of the
+# last 3.
 check-series: $(B)/base/.stamp
 	scripts/check-series.sh $(if $(FORCE),--force) $(if $(LAST),--last $(LAST)) \
 		--record testcode/check-series.passed $(B)/base patches $(B)/check-series
