@@ -40,7 +40,9 @@ usage: flock build/.bench.lock bench/rpz_scale.py [--names 10000000]
   --builds  LABEL=DIR of unbound builds, or LABEL=bind (BIND 9,
          response-policy) or LABEL=pdns (pdns-recursor, rpzPrimary) as
          peers on the same feed; the checkconf column is
-         unbound-checkconf, named-checkconf -z, or none for pdns"""
+         unbound-checkconf, named-checkconf -z, or none for pdns.
+         LABEL=DIR+journal runs that build with auth-zone-journal: yes
+         (patch 0053: IXFRs appended to <zonefile>.ixfr)"""
 
 import argparse
 import os
@@ -166,18 +168,22 @@ def wait_answer(ub, name, timeout):
 
 
 def configure(build, rundir, knot, threads):
-    """The server of a --builds entry: unbound of a build directory, or
-    BIND ("bind") or pdns-recursor ("pdns")."""
+    """The server of a --builds entry: unbound of a build directory
+    (with "+journal": auth-zone-journal: yes), or BIND ("bind") or
+    pdns-recursor ("pdns")."""
     if build == "bind":
         return BindRpz(rundir, knot, threads)
     if build == "pdns":
         return PdnsRpz(rundir, knot, threads)
+    journal = build.endswith("+journal")
+    if journal:
+        build = build[:-len("+journal")]
     ub = Secondary(build, rundir, knot.port, [ZONE], threads=threads,
                    extra="\trrset-cache-size: 256m\n\tmsg-cache-size: 128m\n"
                          "stub-zone:\n\tname: \"%s\"\n\tstub-addr: 127.0.0.1@%d\n"
                          "stub-zone:\n\tname: \"%s\"\n\tstub-addr: 127.0.0.1@%d" % (
                              CACHED, knot.port, MISS, knot.port))
-    rpz_clause(ub, ZONE)
+    rpz_clause(ub, ZONE, "\tauth-zone-journal: yes\n" if journal else "")
     ub.checkconf = [ub.bin("unbound-checkconf"), ub.conf]
     return ub
 

@@ -5,7 +5,8 @@ unbound on loopback, both from the AddressSanitizer build (make fork-asan).
 
 The options are the ones the patches add to util/configlexer.lex (read from
 patches/*.patch, so a new option is fuzzed too); the values each accepts are
-known for hash-integrity-check, auth-zone-io-thread (yes, no) and cache-hash
+known for hash-integrity-check, auth-zone-io-thread, auth-zone-journal
+(yes, no) and cache-hash
 (lookup3, xxh3); for an option not known here only "no crash" is checked.
 
 Values: the valid ones, their case and whitespace variants, empty, numbers,
@@ -42,6 +43,7 @@ from harness.server import Unbound, TOP
 KNOWN = {
     "hash-integrity-check": ["yes", "no"],
     "auth-zone-io-thread": ["yes", "no"],
+    "auth-zone-journal": ["yes", "no"],
     "cache-hash": ["lookup3", "xxh3"],
 }
 # The options set_option refuses, and the word its error gives for what
@@ -49,6 +51,7 @@ KNOWN = {
 REFUSED = {
     "hash-integrity-check": "reload",
     "auth-zone-io-thread": "reload",
+    "auth-zone-journal": "reload",
     "cache-hash": "restart",
 }
 SAN = re.compile(r"AddressSanitizer|LeakSanitizer|runtime error:|"

@@ -94,6 +94,89 @@ def file_serial(path):
     return int(m.group(1)) if m else None
 
 
+def siphash24(data, key=bytes(16)):
+    """SipHash-2-4 of data, the 8 octets as the reference code writes them
+    (util/siphash.c): the checksum of the IXFR journal."""
+    mask = (1 << 64) - 1
+
+    def rotl(x, b):
+        return ((x << b) | (x >> (64 - b))) & mask
+
+    k0 = int.from_bytes(key[:8], "little")
+    k1 = int.from_bytes(key[8:], "little")
+    v = [k0 ^ 0x736f6d6570736575, k1 ^ 0x646f72616e646f6d,
+         k0 ^ 0x6c7967656e657261, k1 ^ 0x7465646279746573]
+
+    def rounds(n):
+        for _ in range(n):
+            v[0] = (v[0] + v[1]) & mask
+            v[1] = rotl(v[1], 13) ^ v[0]
+            v[0] = rotl(v[0], 32)
+            v[2] = (v[2] + v[3]) & mask
+            v[3] = rotl(v[3], 16) ^ v[2]
+            v[0] = (v[0] + v[3]) & mask
+            v[3] = rotl(v[3], 21) ^ v[0]
+            v[2] = (v[2] + v[1]) & mask
+            v[1] = rotl(v[1], 17) ^ v[2]
+            v[2] = rotl(v[2], 32)
+
+    tail = len(data) % 8
+    for i in range(0, len(data) - tail, 8):
+        m = int.from_bytes(data[i:i + 8], "little")
+        v[3] ^= m
+        rounds(2)
+        v[0] ^= m
+    b = ((len(data) & 0xff) << 56) | int.from_bytes(data[len(data) - tail:], "little")
+    v[3] ^= b
+    rounds(2)
+    v[0] ^= b
+    v[2] ^= 0xff
+    rounds(4)
+    return (v[0] ^ v[1] ^ v[2] ^ v[3]).to_bytes(8, "little")
+
+
+def journal_records(zonefile):
+    """The IXFR journal beside a zonefile, zonefile + ".ixfr"
+    (services/authzone_journal.c): (the zonefile serial its header names,
+    [(from, to, record octets) of the complete records, in order], the
+    octets the header and those records take), or None if there is no
+    journal or its header is damaged. A record is complete when it fits
+    the file and its checksum matches; the first that is not ends it."""
+    try:
+        with open(zonefile + ".ixfr", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if len(data) < 48 or data[:8] != b"UBSJNL01" or siphash24(data[:40]) != data[40:48]:
+        return None
+    base = int.from_bytes(data[8:12], "big")
+    records, pos = [], 48
+    while len(data) - pos >= 24 and data[pos:pos + 4] == b"IXFR":
+        frm, to, n = (int.from_bytes(data[pos + i:pos + i + 4], "big") for i in (4, 8, 12))
+        end = pos + 16 + n
+        if end + 8 > len(data) or siphash24(data[pos:end]) != data[end:end + 8]:
+            break
+        records.append((frm, to, end + 8 - pos))
+        pos = end + 8
+    return base, records, pos
+
+
+def disk_serial(zonefile):
+    """The serial of the version on disk: the zonefile's, followed by the
+    complete records of its journal that chain from it (as a read of the
+    zonefile replays them when the journal's header names the zonefile;
+    that is not checked here)."""
+    serial = file_serial(zonefile)
+    j = journal_records(zonefile)
+    if serial is None or j is None or j[0] != serial:
+        return serial
+    for frm, to, _ in j[1]:
+        if frm != serial:
+            break
+        serial = to
+    return serial
+
+
 def host_serial_byte(serial, index, fixed=False, vary=0):
     """The second octet of host index's A record in zone_text(serial,
     fixed=fixed, vary=vary): the serial's low byte, or 0 where fixed."""

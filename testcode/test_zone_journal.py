@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""auth-zone-journal: an IXFR is persisted by an append to the zonefile's
+journal (<zonefile>.ixfr), not by a rewrite of the whole zonefile, and a
+start comes back at the newest serial on disk without a transfer.
+
+Knot serves an RPZ (--names QNAME triggers) to unbound (one thread, the
+auth-zone I/O thread, auth-zone-journal: yes). Checked, in order:
+- the first transfer (AXFR) writes the zonefile, and leaves no journal;
+- --updates IXFRs, each replacing a few triggers, leave the zonefile as
+  it was (same inode, size and serial) and append one record each to the
+  journal, chained from the zonefile's serial; write.bytes is the size of
+  the last record;
+- kill -9, Knot stopped (no transfer can happen): the start serves the
+  newest serial and its new trigger, from the zonefile and the journal;
+- the last record cut short (a crash in the middle of its append): the
+  start serves the serial before it; with Knot back, the IXFR is asked
+  again and appended where the cut record was;
+- a journal that does not follow the zonefile (the zonefile replaced by
+  a copy, as another program would write it) is not replayed;
+- an IXFR that would take the journal past an eighth of the zonefile's
+  size writes the whole zonefile instead, and removes the journal.
+
+Under AddressSanitizer in make test (build/fork-asan).
+
+usage: test_zone_journal.py BUILDDIR [--names N] [--updates N]"""
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+from harness.zone import (answers_address, checker, disk_serial, file_serial,
+                          journal_records, notify, rpz_from_knot, rpz_qname_zone,
+                          sanitizer_reports, verdict, wait_for)
+
+ZONE = "rpz.example."
+TRIGGER_A = "192.0.2.1"
+
+
+def main():
+    ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
+    ap.add_argument("build")
+    ap.add_argument("--names", type=int, default=20000)
+    ap.add_argument("--updates", type=int, default=4)
+    a = ap.parse_args()
+    fails, check = checker()
+    labels = ["t%d" % i for i in range(a.names)]
+
+    with tempfile.TemporaryDirectory(prefix="steady-zone-journal-") as d:
+        text = rpz_qname_zone(ZONE, 1, labels, TRIGGER_A)
+        knot, ub = rpz_from_knot(d, a.build, ZONE, text, True,
+                                 server_extra="\tauth-zone-journal: yes\n"
+                                 "\textended-statistics: yes\n")
+        zfile = ub.zonefile(ZONE)
+
+        def update(serial, changed):
+            """Knot serves serial, with the triggers at the indexes of
+            changed replaced; unbound is notified."""
+            for i in changed:
+                labels[i] = "s%d-%d" % (serial, i)
+            with open(knot.zonefile(ZONE), "w") as f:
+                f.write(rpz_qname_zone(ZONE, serial, labels, TRIGGER_A))
+            knot.reload({ZONE: serial}, timeout=120)
+            notify(ub.port, ZONE)
+
+        def listed_serial():
+            """The serial list_auth_zones gives (an RPZ zone does not
+            answer SOA queries), or None."""
+            r = ub.control("list_auth_zones", check=False)
+            for line in r.stdout.splitlines():
+                parts = line.split("\t")
+                if parts[0] == ZONE and len(parts) > 1 and parts[1].startswith("serial "):
+                    return int(parts[1].split()[1])
+            return None
+
+        def served(serial, timeout=60):
+            return wait_for(lambda: listed_serial() == serial, timeout, step=0.2)
+
+        def answers(label):
+            return answers_address(ub.port, label + ".bench.", TRIGGER_A, 2)
+
+        try:
+            ub.start()
+            ok = wait_for(lambda: file_serial(zfile) == 1, 120)
+            check(ok, "serial 1 transferred and written")
+            check(journal_records(zfile) is None, "no journal after the AXFR")
+            st = os.stat(zfile)
+            serial = 1
+            for serial in range(2, a.updates + 2):
+                update(serial, range(serial * 10, serial * 10 + 5))
+                ok = wait_for(lambda: disk_serial(zfile) == serial, 60)
+                check(ok and served(serial),
+                      "IXFR to serial %d served and on disk (zonefile %s, journal %s)" % (
+                          serial, file_serial(zfile), journal_records(zfile)))
+                if not ok:
+                    break
+            now = os.stat(zfile)
+            check((now.st_ino, now.st_size, now.st_mtime_ns) ==
+                  (st.st_ino, st.st_size, st.st_mtime_ns) and file_serial(zfile) == 1,
+                  "the zonefile is not written for the IXFRs (serial %s)" % file_serial(zfile))
+            j = journal_records(zfile)
+            chain = [(r[0], r[1]) for r in j[1]] if j else []
+            check(j is not None and j[0] == 1 and
+                  chain == [(s - 1, s) for s in range(2, serial + 1)] and
+                  j[2] == os.path.getsize(zfile + ".ixfr"),
+                  "the journal follows serial 1 with one record per IXFR: %s" % (chain,))
+            wb = ub.stats().get("authzone.zone.write.bytes." + ZONE)
+            check(j is not None and j[1] and wb == str(j[1][-1][2]),
+                  "write.bytes %s is the last record's size %s" % (
+                      wb, j[1][-1][2] if j and j[1] else None))
+
+            # a crash, and a start without the primary
+            ub.kill()
+            knot.stop()
+            ub.start()
+            check(served(serial, 30) and answers(labels[serial * 10]),
+                  "after kill -9, without the primary: serial %d and its trigger "
+                  "served from the zonefile and the journal (served %s)" % (
+                      serial, listed_serial()))
+
+            # the last record cut short
+            ub.kill()
+            if not os.path.exists(zfile + ".ixfr"):
+                raise RuntimeError("no journal to cut")
+            size = os.path.getsize(zfile + ".ixfr")
+            with open(zfile + ".ixfr", "r+b") as f:
+                f.truncate(size - 9)
+            ub.start()
+            check(served(serial - 1, 30) and not answers(labels[serial * 10]),
+                  "the last record cut short: serial %d served (served %s)" % (
+                      serial - 1, listed_serial()))
+            knot.start({ZONE: serial}, timeout=120)
+            notify(ub.port, ZONE)
+            ok = served(serial) and wait_for(
+                lambda: (journal_records(zfile) or (0, [], 0))[2] ==
+                os.path.getsize(zfile + ".ixfr") and disk_serial(zfile) == serial, 30)
+            j = journal_records(zfile)
+            check(ok and [(r[0], r[1]) for r in j[1]][-1] == (serial - 1, serial),
+                  "the IXFR asked again is appended where the cut record was "
+                  "(journal %s)" % (j,))
+
+            # a journal that does not follow the zonefile
+            ub.stop()
+            shutil.copy2(zfile, zfile + ".copy")
+            os.replace(zfile + ".copy", zfile)
+            knot.stop()
+            ub.start()
+            check(served(1, 30) and "does not follow the zonefile" in ub.read_log(),
+                  "a journal that does not follow the zonefile is not replayed "
+                  "(served %s)" % listed_serial())
+
+            # the journal full: the whole zonefile is written
+            knot.start({ZONE: serial}, timeout=120)
+            notify(ub.port, ZONE)
+            check(wait_for(lambda: disk_serial(zfile) == serial, 60),
+                  "serial %d on disk again (the journal started anew)" % serial)
+            serial += 1
+            update(serial, range(0, a.names // 4))
+            ok = wait_for(lambda: file_serial(zfile) == serial, 60)
+            check(ok and served(serial) and not os.path.exists(zfile + ".ixfr"),
+                  "an IXFR past an eighth of the zonefile's size: the zonefile is "
+                  "written (serial %s) and the journal removed (%s)" % (
+                      file_serial(zfile), os.path.exists(zfile + ".ixfr")))
+            check(answers(labels[0]), "its triggers answer")
+        except RuntimeError as e:
+            check(False, str(e))
+        finally:
+            rc = ub.stop()
+            knot.stop()
+        check(rc == 0, "unbound exit status %s" % rc)
+        reports = sanitizer_reports(ub.read_log())
+        check(not reports, "no sanitizer report in the log (%s)" % (reports[:3] or "none"))
+        if fails:
+            print(ub.read_log()[-4000:])
+    return verdict(fails, "zone-journal")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
