@@ -20,11 +20,14 @@ auth-zone I/O thread, auth-zone-journal: yes). Checked, in order:
 - an IXFR that would take the journal past an eighth of the zonefile's
   size writes the whole zonefile instead, and removes the journal.
 
-Under AddressSanitizer in make test (build/fork-asan).
+Under AddressSanitizer in make test (build/fork-asan). With --valgrind
+every start runs under valgrind's memcheck (smaller zone: --names 2000),
+and its reports must show no error, the last one (a stop) no leak.
 
-usage: test_zone_journal.py BUILDDIR [--names N] [--updates N]"""
+usage: test_zone_journal.py BUILDDIR [--names N] [--updates N] [--valgrind]"""
 
 import argparse
+import glob
 import os
 import shutil
 import sys
@@ -32,7 +35,8 @@ import tempfile
 
 from harness.zone import (answers_address, checker, disk_serial, file_serial,
                           journal_records, notify, rpz_from_knot, rpz_qname_zone,
-                          sanitizer_reports, verdict, wait_for)
+                          sanitizer_reports, valgrind_problems, valgrind_wrapper,
+                          verdict, wait_for)
 
 ZONE = "rpz.example."
 TRIGGER_A = "192.0.2.1"
@@ -43,6 +47,7 @@ def main():
     ap.add_argument("build")
     ap.add_argument("--names", type=int, default=20000)
     ap.add_argument("--updates", type=int, default=4)
+    ap.add_argument("--valgrind", action="store_true")
     a = ap.parse_args()
     fails, check = checker()
     labels = ["t%d" % i for i in range(a.names)]
@@ -53,6 +58,10 @@ def main():
                                  server_extra="\tauth-zone-journal: yes\n"
                                  "\textended-statistics: yes\n")
         zfile = ub.zonefile(ZONE)
+        if a.valgrind:
+            plain_start = ub.start
+            vglog = os.path.join(d, "valgrind.%p.log")
+            ub.start = lambda: plain_start(wrapper=valgrind_wrapper(vglog), timeout=300)
 
         def update(serial, changed):
             """Knot serves serial, with the triggers at the indexes of
@@ -169,6 +178,13 @@ def main():
             rc = ub.stop()
             knot.stop()
         check(rc == 0, "unbound exit status %s" % rc)
+        if a.valgrind:
+            logs = sorted(glob.glob(os.path.join(d, "valgrind.*.log")), key=os.path.getmtime)
+            for i, p in enumerate(logs):
+                with open(p) as f:
+                    found = valgrind_problems(f.read(), complete=(i == len(logs) - 1))
+                check(not found, "valgrind %s: %s" % (os.path.basename(p), found or "clean"))
+            check(len(logs) >= 4, "valgrind ran %d starts" % len(logs))
         reports = sanitizer_reports(ub.read_log())
         check(not reports, "no sanitizer report in the log (%s)" % (reports[:3] or "none"))
         if fails:

@@ -12,13 +12,12 @@ usage: test_zone_shutdown.py BUILDDIR [--io-thread yes|no] [--valgrind]"""
 
 import argparse
 import os
-import re
 import sys
 import tempfile
 import time
 
-from harness.zone import (Primary, Secondary, check_zonefile, notify, verdict,
-                      write_zone)
+from harness.zone import (Primary, Secondary, check_zonefile, notify,
+                          valgrind_problems, valgrind_wrapper, verdict, write_zone)
 
 
 def main():
@@ -42,9 +41,7 @@ def main():
         vglog = os.path.join(tmp, "valgrind.log")
         wrapper = None
         if a.valgrind:
-            wrapper = ["valgrind", "--leak-check=full", "--show-leak-kinds=definite,indirect",
-                       "--errors-for-leak-kinds=definite,indirect",
-                       "--error-exitcode=99", "--log-file=" + vglog]
+            wrapper = valgrind_wrapper(vglog)
         prim.start({z: 1 for z in zones})
         serial = 1
         try:
@@ -96,13 +93,7 @@ def main():
             if a.valgrind:
                 with open(vglog) as f:
                     vg = f.read()
-                m = re.search(r"ERROR SUMMARY: (\d+) errors", vg)
-                if not m or m.group(1) != "0":
-                    fails.append("valgrind: %s" % (m.group(0) if m else "no summary"))
-                for kind in ("definitely lost", "indirectly lost"):
-                    m = re.search(kind + r": ([\d,]+) bytes", vg)
-                    if m and m.group(1) != "0":
-                        fails.append("valgrind: %s" % m.group(0))
+                fails += ["valgrind: %s" % p for p in valgrind_problems(vg)]
                 if rc == 99:
                     fails.append("valgrind reported errors")
                 summary = [l for l in vg.splitlines() if "ERROR SUMMARY" in l or

@@ -419,6 +419,35 @@ def changed_zone_set(text, sec, gone, change, new, change_file):
     return "\n".join(out) + "\n"
 
 
+def valgrind_wrapper(logfile):
+    """The command before unbound's that runs it under valgrind's memcheck,
+    its report in logfile (may hold %p, the PID), exit status 99 on an
+    error or a definite or indirect leak."""
+    return ["valgrind", "--leak-check=full", "--show-leak-kinds=definite,indirect",
+            "--errors-for-leak-kinds=definite,indirect",
+            "--error-exitcode=99", "--log-file=" + logfile]
+
+
+def valgrind_problems(text, complete=True):
+    """What a valgrind report (valgrind_wrapper's log) finds: a list of
+    lines, empty when clean. complete: the process exited, so the report
+    must have its error summary (a process killed with -9 has none)."""
+    out = []
+    m = re.search(r"ERROR SUMMARY: (\d+) errors", text)
+    if m and m.group(1) != "0":
+        out.append(m.group(0))
+    elif not m and complete:
+        out.append("no error summary")
+    if not m and re.search(r"^==\d+== (Invalid|Conditional|Syscall param|Mismatched)",
+                           text, re.M):
+        out.append("an error before the process was killed")
+    for kind in ("definitely lost", "indirectly lost"):
+        m = re.search(kind + r": ([\d,]+) bytes", text)
+        if m and m.group(1) != "0":
+            out.append(m.group(0))
+    return out
+
+
 def sanitizer_reports(log):
     """The lines of a log that report a sanitizer finding."""
     return [l for l in log.splitlines() if "Sanitizer" in l or "runtime error" in l]
