@@ -91,9 +91,11 @@ cd "$bld"
 # they do not get)
 unset MAKEFLAGS MFLAGS
 t_start=$(date +%s)
-# configure runs again when its options or the configure script change
-# (a patch may change configure).
-want=$(printf '%s\n' "$src" "$@" "$CFLAGS" "$CPPFLAGS" "$LDFLAGS" "$PYTHON_SITE_PKG" "${PYTHON:-}" "$(sha256sum < "$src/configure")")
+# configure runs again when its options, the configure script or
+# Makefile.in change (a patch may change configure, or add a source file
+# to Makefile.in, which the Makefile made from the old one would not
+# compile or link).
+want=$(printf '%s\n' "$src" "$@" "$CFLAGS" "$CPPFLAGS" "$LDFLAGS" "$PYTHON_SITE_PKG" "${PYTHON:-}" "$(sha256sum < "$src/configure")" "$(sha256sum < "$src/Makefile.in")")
 if [ ! -f Makefile ] || [ "$(cat .configure-args 2>/dev/null)" != "$want" ]; then
 	# Objects of other flags (-DSTEADY_PATCHLEVEL, sanitizers) are not
 	# rebuilt by make when configure leaves config.h as it was: remove
