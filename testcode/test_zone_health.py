@@ -32,7 +32,7 @@ import tempfile
 import time
 
 from harness.prom import metrics_awk, promtool, rules_test, samples
-from harness.zone import (checker, file_serial, notify, rpz_from_knot,
+from harness.zone import (checker, file_serial, list_auth_zone, notify, rpz_from_knot,
                           rpz_qname_zone, verdict, wait_for)
 
 ZONE = "rpz.example."
@@ -48,22 +48,6 @@ def owner_names(text):
             continue
         names.add(line.split()[0])
     return len(names)
-
-
-def listed(ub):
-    """The list_auth_zones line of ZONE as {field: value}: 'serial', and
-    the tab separated 'key value ...' fields after it."""
-    for line in ub.control("list_auth_zones").stdout.splitlines():
-        parts = line.split("\t")
-        if parts[0] != ZONE:
-            continue
-        out = {}
-        for part in parts[1:]:
-            words = part.split()
-            for i in range(0, len(words) - 1, 2):
-                out[words[i]] = words[i + 1]
-        return out
-    return None
 
 
 def zone_stats(ub, cmd="stats_noreset"):
@@ -92,7 +76,7 @@ def main():
         want = {"ixfr": 0, "axfr": 0, "http": 0, "full_held": 0, "failed": 0}
 
         def verify(stage, serial, text, since):
-            lst = listed(ub)
+            lst = list_auth_zone(ub, ZONE)
             st = zone_stats(ub)
             check(lst is not None, "%s: %s in list_auth_zones" % (stage, ZONE))
             if lst is None:

@@ -34,7 +34,8 @@ import sys
 import tempfile
 
 from harness.zone import (answers_address, checker, disk_serial, file_serial,
-                          journal_records, notify, rpz_from_knot, rpz_qname_zone,
+                          journal_records, list_auth_zone, notify, rpz_from_knot,
+                          rpz_qname_zone,
                           sanitizer_reports, valgrind_problems, valgrind_wrapper,
                           verdict, wait_for)
 
@@ -74,14 +75,9 @@ def main():
             notify(ub.port, ZONE)
 
         def listed_serial():
-            """The serial list_auth_zones gives (an RPZ zone does not
-            answer SOA queries), or None."""
-            r = ub.control("list_auth_zones", check=False)
-            for line in r.stdout.splitlines():
-                parts = line.split("\t")
-                if parts[0] == ZONE and len(parts) > 1 and parts[1].startswith("serial "):
-                    return int(parts[1].split()[1])
-            return None
+            """The serial list_auth_zones gives, or None."""
+            lst = list_auth_zone(ub, ZONE)
+            return int(lst["serial"]) if lst and "serial" in lst else None
 
         def served(serial, timeout=60):
             return wait_for(lambda: listed_serial() == serial, timeout, step=0.2)

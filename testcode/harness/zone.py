@@ -829,6 +829,25 @@ def answers_address(port, name, address, timeout):
     return any(rd.to_text() == address for rrset in r.answer for rd in rrset)
 
 
+def list_auth_zone(ub, zone):
+    """The unbound-control list_auth_zones line of zone as {field: value}:
+    'serial', and the tab separated 'key value ...' fields after it; None
+    if the zone is not listed or the command fails (unbound starting).
+    An RPZ zone answers no SOA query, its serial is here."""
+    r = ub.control("list_auth_zones", check=False)
+    for line in r.stdout.splitlines():
+        parts = line.split("\t")
+        if parts[0] != zone:
+            continue
+        out = {}
+        for part in parts[1:]:
+            words = part.split()
+            for i in range(0, len(words) - 1, 2):
+                out[words[i]] = words[i + 1]
+        return out
+    return None
+
+
 def rpz_from_knot(workdir, build, zone, text, io_thread, server_extra=""):
     """Knot, started, serving zone at serial 1 with text, and the built
     unbound (one thread, auth-zone-io-thread io_thread), not started,
