@@ -42,7 +42,7 @@ import dns.message
 import dns.query
 import dns.rcode
 
-from harness.zone import (check_clean_exit, checker, file_serial, notify,
+from harness.zone import (check_clean_exit, checker, file_serial, knot_update,
                           rpz_from_knot, rpz_qname_zone, verdict, wait_for)
 
 ZONE = "rpz.example."
@@ -134,11 +134,8 @@ def main():
                 for i in range(a.change_addr):
                     addrs[(serial * a.change_addr + i) % a.addr] = next_addr
                     next_addr += 1
-                with open(knot.zonefile(ZONE), "w") as f:
-                    f.write(rpz_text(serial, a.names, a.change, serial % 2 == 0, addrs))
-                knot.reload({ZONE: serial}, timeout=120)
-                notify(ub.port, ZONE)
-                ok = wait_for(lambda: file_serial(ub.zonefile(ZONE)) == serial, 120)
+                ok = knot_update(knot, ub, ZONE, serial,
+                                 rpz_text(serial, a.names, a.change, serial % 2 == 0, addrs))
                 check(ok, "serial %d transferred and written" % serial)
                 if not ok:
                     break

@@ -29,7 +29,7 @@ import sys
 import tempfile
 
 from harness.load import proc_status_kb
-from harness.zone import (checker, file_serial, notify, rpz_from_knot,
+from harness.zone import (checker, file_serial, knot_update, rpz_from_knot,
                           rpz_qname_zone, verdict, wait_for)
 
 ZONE = "rpz.example."
@@ -88,11 +88,7 @@ def main():
                 for i in range(a.replace_addr):
                     addrs[(k + i) % a.addr] = next_addr
                     next_addr += 1
-                with open(knot.zonefile(ZONE), "w") as f:
-                    f.write(rpz_text(serial, labels, addrs))
-                knot.reload({ZONE: serial}, timeout=120)
-                notify(ub.port, ZONE)
-                ok = wait_for(lambda: file_serial(ub.zonefile(ZONE)) == serial, 120)
+                ok = knot_update(knot, ub, ZONE, serial, rpz_text(serial, labels, addrs))
                 check(ok, "serial %d transferred and written" % serial)
                 if not ok:
                     break

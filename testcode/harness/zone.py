@@ -863,6 +863,17 @@ def rpz_from_knot(workdir, build, zone, text, io_thread, server_extra=""):
     return knot, ub
 
 
+def knot_update(knot, ub, zone, serial, text, timeout=120):
+    """Give Knot's zone the text at serial, send ub a NOTIFY, and wait
+    until ub's zonefile has that serial; whether it came within
+    timeout s."""
+    with open(knot.zonefile(zone), "w") as f:
+        f.write(text)
+    knot.reload({zone: serial}, timeout=timeout)
+    notify(ub.port, zone)
+    return wait_for(lambda: file_serial(ub.zonefile(zone)) == serial, timeout)
+
+
 def rpz_clause(secondary, zone, server_extra=""):
     """Make zone an rpz: clause in secondary's config (it takes no for-*
     or fallback options, and needs the respip module); server_extra,
