@@ -66,9 +66,10 @@ class TriggerProbe(threading.Thread):
     """Asks for random names of a list over UDP, one query at a time,
     until stopped; counts the answers and keeps the wrong ones."""
 
-    def __init__(self, port, names):
+    def __init__(self, port, names, seed):
         super().__init__(daemon=True)
         self.port = port
+        self.seed = seed
         self.names = names
         self.stopping = threading.Event()
         self.answers = 0
@@ -77,7 +78,7 @@ class TriggerProbe(threading.Thread):
     def run(self):
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.settimeout(2.0)
-        rnd = random.Random(self.port)
+        rnd = random.Random(self.seed)
         while not self.stopping.is_set():
             name = rnd.choice(self.names)
             q = dns.message.make_query(name, "A")
@@ -127,7 +128,7 @@ def main():
             ub.start()
             check(wait_for(lambda: file_serial(ub.zonefile(ZONE)) == 1, 120),
                   "serial 1 transferred and written")
-            probes = [TriggerProbe(ub.port, changed) for _ in range(a.probes)]
+            probes = [TriggerProbe(ub.port, changed, n) for n in range(a.probes)]
             for p in probes:
                 p.start()
             for serial in range(2, a.updates + 2):
