@@ -178,8 +178,9 @@ soak: deps-test fork-asan
 # plots (bench/report.py). QUICK=1: small sizes and short runs into
 # build/bench-quick/, a smoke check whose figures are not results.
 # ONLY=part,...: run those parts again and replace their sections of the
-# report, keeping the others. NAMES=N: the RPZ size of part rpz-scale,
-# which runs only when ONLY names it (default 10^7 triggers, hours).
+# report, keeping the others. NAMES=N: the RPZ size of parts rpz-scale
+# and rpz-startup, which run only when ONLY names them (default 10^7
+# triggers, hours).
 QUICK ?=
 ONLY ?=
 NAMES ?=

@@ -63,9 +63,11 @@ PARTS = [
      "--reps 1 --runs 3 --out OUT"),
     ("rpz-scale", "rpz_scale.py", "--names NAMES --updates 60 --interval 60 --out OUT",
      "--names 20000 --updates 7 --interval 5 --out OUT"),
+    ("rpz-startup", "rpz_startup.py", "--names NAMES --runs 3 --out OUT",
+     "--names 20000 --runs 1 --out OUT"),
 ]
 # parts that run only when --only names them (their full run takes hours)
-OPT_IN = {"rpz-scale"}
+OPT_IN = {"rpz-scale", "rpz-startup"}
 
 
 def log(msg):
