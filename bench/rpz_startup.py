@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(TOP, "testcode"))
 from harness.load import cpu_seconds, proc_status_kb  # noqa: E402
 from harness.memcap import MemoryCap  # noqa: E402
 from harness.server import free_port, stop_pid  # noqa: E402
-from harness.stats import med  # noqa: E402
+from harness.stats import med, median, ratio  # noqa: E402
 
 ZONE = "rpz.example."
 KEEP = "keep.bench."
@@ -180,11 +180,10 @@ def report(a, builds, results):
     for label, _ in builds[1:]:
         parts = []
         for k, name in cols[:2] + cols[3:]:
-            b = [r[k] for r in results[base] if k in r]
-            x = [r[k] for r in results[label] if k in r]
-            if b and x:
-                parts.append("%s %.2f×" % (name.split(",")[0], sorted(b)[len(b) // 2] /
-                                            sorted(x)[len(x) // 2]))
+            q = ratio(median([r.get(k, float("nan")) for r in results[base]]),
+                      median([r.get(k, float("nan")) for r in results[label]]))
+            if q == q:
+                parts.append("%s %.2f×" % (name.split(",")[0], q))
         rows.append("- %s: %s" % (label, "; ".join(parts)))
     text = "\n".join(rows) + "\n"
     print(text)
