@@ -24,9 +24,6 @@ import subprocess
 import sys
 import time
 
-import dns.message
-import dns.query
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
@@ -34,10 +31,8 @@ from harness.load import cpu_seconds, proc_status_kb  # noqa: E402
 from harness.memcap import MemoryCap  # noqa: E402
 from harness.server import free_port, stop_pid  # noqa: E402
 from harness.stats import med, median, ratio  # noqa: E402
-
-ZONE = "rpz.example."
-KEEP = "keep.bench."
-TRIGGER_A = "192.0.2.1"
+from harness.zone import answers_address  # noqa: E402
+from rpz_scale import KEEP, TRIGGER_A, ZONE  # noqa: E402
 
 
 def canonical_key(owner):
@@ -69,6 +64,8 @@ def write_zonefile(path, names):
 
 
 def write_conf(path, rundir, zonefile, port, closed, threads):
+    """unbound.conf of a run: the RPZ from zonefile, its primary the
+    closed port, so that nothing is transferred."""
     with open(path, "w") as f:
         f.write("server:\n\tverbosity: 1\n\tinterface: 127.0.0.1\n\tport: %d\n"
                 "\tnum-threads: %d\n\tuse-syslog: no\n\tchroot: \"\"\n\tusername: \"\"\n"
@@ -77,16 +74,6 @@ def write_conf(path, rundir, zonefile, port, closed, threads):
                 "rpz:\n\tname: \"%s\"\n\tzonefile: \"%s\"\n\tprimary: 127.0.0.1@%d\n"
                 "remote-control:\n\tcontrol-enable: no\n" % (
                     port, threads, rundir, ZONE, zonefile, closed))
-
-
-def answered(port):
-    """Whether keep.bench. gets the trigger's address."""
-    try:
-        r = dns.query.udp(dns.message.make_query(KEEP, "A"), "127.0.0.1", port=port,
-                          timeout=0.5)
-    except Exception:
-        return False
-    return any(TRIGGER_A in rrset.to_text() for rrset in r.answer)
 
 
 def one_run(label, build, conf, port, a):
@@ -102,7 +89,7 @@ def one_run(label, build, conf, port, a):
             if proc.poll() is not None:
                 raise RuntimeError("%s exited (status %s); see %s.log" % (
                     label, proc.returncode, label))
-            if answered(port):
+            if answers_address(port, KEEP, TRIGGER_A, 0.5):
                 res["answer"] = time.monotonic() - t0
                 res["cpu"] = cpu_seconds(proc.pid)
                 res["rss"] = proc_status_kb(proc.pid, "VmRSS") / 1024
