@@ -14,7 +14,10 @@ usage: rpz_startup.py [--names N] [--runs R] [--builds LABEL=DIR,...]
                       [--threads T] [--mem-limit-gb G] [--timeout S]
                       [--dir D] [--out F]
   --builds  default stock=build/stock,fork=build/fork; the first is the
-            base of the ratios
+            base of the ratios; LABEL=DIR+thp runs that build with
+            GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (glibc 2.35 or later:
+            malloc asks for transparent huge pages, which the kernel's
+            "madvise" setting, Debian's default, then gives)
   --dir     where the zonefile and the runs go (default build/rpz-startup;
             the zonefile is written once per --names and kept)"""
 
@@ -76,14 +79,22 @@ def write_conf(path, rundir, zonefile, port, closed, threads):
                     port, threads, rundir, ZONE, zonefile, closed))
 
 
+THP_ENV = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
+
+
 def one_run(label, build, conf, port, a):
-    """Start, wait for the trigger's answer, stop; then checkconf."""
+    """Start, wait for the trigger's answer, stop; then checkconf. A
+    build DIR+thp runs with THP_ENV."""
     res = {}
+    env = dict(os.environ)
+    if build.endswith("+thp"):
+        build = build[:-len("+thp")]
+        env.update(THP_ENV)
     cap = MemoryCap("steady-rpz-startup-" + label, int(a.mem_limit_gb * (1 << 30)))
     log = open(os.path.join(a.dir, label + ".log"), "a")
     t0 = time.monotonic()
     proc = subprocess.Popen(cap.wrap([os.path.join(build, "unbound"), "-d", "-c", conf]),
-                            stdout=log, stderr=subprocess.STDOUT)
+                            stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
         while time.monotonic() - t0 < a.timeout:
             if proc.poll() is not None:
@@ -93,6 +104,8 @@ def one_run(label, build, conf, port, a):
                 res["answer"] = time.monotonic() - t0
                 res["cpu"] = cpu_seconds(proc.pid)
                 res["rss"] = proc_status_kb(proc.pid, "VmRSS") / 1024
+                res["thp"] = proc_status_kb(proc.pid, "AnonHugePages",
+                                            "/proc/%d/smaps_rollup" % proc.pid) / 1024
                 break
             time.sleep(0.05)
         t1 = time.monotonic()
@@ -107,7 +120,7 @@ def one_run(label, build, conf, port, a):
         cap.remove()
     t2 = time.monotonic()
     r = subprocess.run([os.path.join(build, "unbound-checkconf"), conf],
-                       capture_output=True, text=True, timeout=a.timeout)
+                       capture_output=True, text=True, timeout=a.timeout, env=env)
     if r.returncode == 0:
         res["checkconf"] = time.monotonic() - t2
     return res
@@ -150,7 +163,7 @@ def main():
 def report(a, builds, results):
     base = builds[0][0]
     cols = (("answer", "first answer after start, s"), ("cpu", "CPU until then, s"),
-            ("rss", "RSS then, MB"), ("stop", "stop, s"), ("checkconf", "unbound-checkconf, s"))
+            ("rss", "RSS then, MB"), ("thp", "of it in huge pages, MB"), ("stop", "stop, s"), ("checkconf", "unbound-checkconf, s"))
     rows = ["# Start-up from an RPZ zonefile of %d triggers" % a.names, "",
             "`%s` (%s UTC); runs per build: %d, the builds taking turns; %d threads; "
             "median (min–max)." % (" ".join(["bench/rpz_startup.py"] + sys.argv[1:]),
@@ -166,7 +179,7 @@ def report(a, builds, results):
     rows += ["", "Ratios of the medians, %s / build:" % base, ""]
     for label, _ in builds[1:]:
         parts = []
-        for k, name in cols[:2] + cols[3:]:
+        for k, name in cols[:2] + cols[4:]:
             q = ratio(median([r.get(k, float("nan")) for r in results[base]]),
                       median([r.get(k, float("nan")) for r in results[label]]))
             if q == q:

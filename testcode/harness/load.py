@@ -12,13 +12,15 @@ from .server import build_tool
 from .stats import pct
 
 
-def proc_status_kb(pid, key):
-    """A value of /proc/PID/status in kB (VmRSS, VmHWM, ...)."""
-    with open("/proc/%d/status" % pid) as f:
+def proc_status_kb(pid, key, path=None):
+    """A value in kB of /proc/PID/status (VmRSS, VmHWM, ...), or of
+    another file of that format, such as /proc/PID/smaps_rollup."""
+    path = path or "/proc/%d/status" % pid
+    with open(path) as f:
         for line in f:
             if line.startswith(key + ":"):
                 return int(line.split()[1])
-    raise RuntimeError("no %s in /proc/%d/status" % (key, pid))
+    raise RuntimeError("no %s in %s" % (key, path))
 
 
 def write_bytes(pid):
