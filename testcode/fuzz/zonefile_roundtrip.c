@@ -328,7 +328,7 @@ rt_insert(struct auth_zone* z, const uint8_t* nm, size_t nmlen, uint16_t t,
 	sldns_write_uint32(rr+nmlen+4, ttl);
 	sldns_write_uint16(rr+nmlen+8, (uint16_t)rdlen);
 	memmove(rr+nmlen+10, rd, rdlen);
-	if(!az_insert_rr(z, rr, nmlen+10+rdlen, nmlen, &dup))
+	if(!az_insert_rr(z, rr, nmlen+10+rdlen, nmlen, &dup, NULL, NULL))
 		fatal_exit("az_insert_rr failed");
 	return 1;
 }
