@@ -5,8 +5,9 @@ finding 7): the I/O thread builds the new version beside the one that is
 served, so a zone larger than half the free memory would never update
 and would expire, where stock updates it in place.
 
-testcode/oomshim.c fails one calloc or malloc of sizeof(struct
-auth_data) (the size from the binary's debug information) while a
+testcode/oomshim.c fails one calloc or malloc of an auth zone's node
+for the apex (sizeof(struct auth_data), from the binary's debug
+information, and the name: harness.zone.auth_data_size) while a
 trigger file exists: the first node of the new version, or of the copy
 for an IXFR. Then the
 transfer must be applied in place with a warning ("out of memory for a
@@ -55,7 +56,7 @@ import dns.rcode
 from harness.zone import (KnotPrimary, Primary, ScriptedPrimary, Secondary, build_preload,
                           check_clean_exit, check_zonefile, checker, dnssec_keys,
                           file_serial, notify,
-                          preload_env, shim_log_lines, sign_zone, struct_size, verdict,
+                          preload_env, shim_log_lines, sign_zone, auth_data_size, verdict,
                           wait_for, write_zone)
 
 ZONE = "example.net."
@@ -170,7 +171,7 @@ def real_primary(a, tmp, check, procs):
     hold = os.path.join(tmp, "hold.digest")
     wrapper = ["env"] + preload_env(a.builddir, build_preload(tmp, "oomshim.c")) + [
                "STEADY_OOM_CALLOC_TRIGGER=" + trigger,
-               "STEADY_OOM_SIZE=%d" % struct_size(a.builddir, "auth_data"),
+               "STEADY_OOM_SIZE=%d" % auth_data_size(a.builddir, ZONE),
                "STEADY_OOM_MALLOC=1", "STEADY_OOM_TIMES=1", "STEADY_OOM_LOG=" + shimlog,
                "STEADY_HOLD_DIGEST=" + hold, "STEADY_HOLD_DIGEST_LEN=%d" % HELD_DIGEST_LEN]
     kind = "IXFR" if knot else "HTTP" if web else "AXFR"

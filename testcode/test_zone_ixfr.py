@@ -11,9 +11,10 @@ of auth-zone-io-thread.
 
 With --copy-nomem (the I/O thread; issue 41's finding 7), the copy of
 the zone for the large IXFR cannot be allocated: testcode/oomshim.c
-fails one calloc of sizeof(struct auth_data), the first node of the
-copy. The IXFR must then be applied in place, as without the thread,
-not fail for lack of memory: serial 4 served and written, applied in
+fails one calloc of the first node of the copy, the apex
+(sizeof(struct auth_data) and the name, harness.zone.auth_data_size).
+The IXFR must then be applied in place, as without the thread, not
+fail for lack of memory: serial 4 served and written, applied in
 place, num.authzone.xfr.apply.nomem 0. (Before, it was not applied,
 the zone stayed at serial 3 until a later transfer.)
 
@@ -29,7 +30,7 @@ import dns.message
 import dns.query
 
 from harness.zone import (KnotPrimary, Secondary, build_preload, file_serial, notify,
-                      shim_log_lines, struct_size, verdict, write_zone, zone_text)
+                      shim_log_lines, auth_data_size, verdict, write_zone, zone_text)
 
 ZONE = "example.net."
 N = 30000
@@ -68,7 +69,7 @@ def main():
         if a.copy_nomem:
             wrapper = ["env", "LD_PRELOAD=" + build_preload(tmp, "oomshim.c"),
                        "STEADY_OOM_CALLOC_TRIGGER=" + trigger,
-                       "STEADY_OOM_SIZE=%d" % struct_size(a.builddir, "auth_data"),
+                       "STEADY_OOM_SIZE=%d" % auth_data_size(a.builddir, ZONE),
                        "STEADY_OOM_TIMES=1", "STEADY_OOM_LOG=" + shimlog]
         try:
             sec.start(wrapper=wrapper)

@@ -13,6 +13,7 @@ import time
 
 import dns.flags
 import dns.message
+import dns.name
 import dns.opcode
 import dns.query
 import dns.rcode
@@ -472,6 +473,13 @@ def struct_size(builddir, name):
         raise RuntimeError("gdb cannot tell sizeof(struct %s): %s%s"
                            % (name, r.stdout, r.stderr))
     return int(m.group(1))
+
+
+def auth_data_size(builddir, name):
+    """The size of the allocation of an auth zone's node for name: struct
+    auth_data with the name's wire format after it (patch 0066), as the
+    first node of a new version or copy of a zone, its apex, has."""
+    return struct_size(builddir, "auth_data") + len(dns.name.from_text(name).to_wire())
 
 
 def asan_build(builddir):
