@@ -163,7 +163,8 @@ def main():
 def report(a, builds, results):
     base = builds[0][0]
     cols = (("answer", "first answer after start, s"), ("cpu", "CPU until then, s"),
-            ("rss", "RSS then, MB"), ("thp", "of it in huge pages, MB"), ("stop", "stop, s"), ("checkconf", "unbound-checkconf, s"))
+            ("rss", "RSS then, MB"), ("thp", "of it in huge pages, MB"), ("stop", "stop, s"),
+            ("checkconf", "unbound-checkconf, s"))
     rows = ["# Start-up from an RPZ zonefile of %d triggers" % a.names, "",
             "`%s` (%s UTC); runs per build: %d, the builds taking turns; %d threads; "
             "median (min–max)." % (" ".join(["bench/rpz_startup.py"] + sys.argv[1:]),
@@ -179,7 +180,7 @@ def report(a, builds, results):
     rows += ["", "Ratios of the medians, %s / build:" % base, ""]
     for label, _ in builds[1:]:
         parts = []
-        for k, name in cols[:2] + cols[4:]:
+        for k, name in cols[:2] + cols[4:]:  # not RSS and huge pages
             q = ratio(median([r.get(k, float("nan")) for r in results[base]]),
                       median([r.get(k, float("nan")) for r in results[label]]))
             if q == q:

@@ -53,10 +53,11 @@ import dns.message
 import dns.query
 import dns.rcode
 
-from harness.zone import (KnotPrimary, Primary, ScriptedPrimary, Secondary, build_preload,
+from harness.zone import (KnotPrimary, Primary, ScriptedPrimary, Secondary, auth_data_size,
+                          build_preload,
                           check_clean_exit, check_zonefile, checker, dnssec_keys,
                           file_serial, notify,
-                          preload_env, shim_log_lines, sign_zone, auth_data_size, verdict,
+                          preload_env, shim_log_lines, sign_zone, verdict,
                           wait_for, write_zone)
 
 ZONE = "example.net."

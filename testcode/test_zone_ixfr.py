@@ -29,8 +29,8 @@ import tempfile
 import dns.message
 import dns.query
 
-from harness.zone import (KnotPrimary, Secondary, build_preload, file_serial, notify,
-                      shim_log_lines, auth_data_size, verdict, write_zone, zone_text)
+from harness.zone import (KnotPrimary, Secondary, auth_data_size, build_preload, file_serial,
+                          notify, shim_log_lines, verdict, write_zone, zone_text)
 
 ZONE = "example.net."
 N = 30000
