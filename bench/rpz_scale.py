@@ -32,8 +32,11 @@ build that hits it is reported as killed by the limit.
 usage: flock build/.bench.lock bench/rpz_scale.py [--names 10000000]
        [--updates 60] [--sizes 1000,10000] [--interval 60] [--rate 300]
        [--threads 2] [--builds stock=build/stock,fork=build/fork]
-       [--mem-limit-gb 16] [--knot-mem-limit-gb 6] [--dir DIR] [--out FILE]
-       [--raw FILE]
+       [--mem-limit-gb 16] [--knot-mem-limit-gb 6] [--axfr] [--dir DIR]
+       [--out FILE] [--raw FILE]
+  --axfr  Knot keeps no journal (journal-content: none), so it answers
+         every IXFR request with the whole zone, as NSD 4.6 does: every
+         update is a full transfer of a zone the secondary holds
   --dir  where the zonefiles go (default: a temporary directory under
          build/, on the disk that write_bytes counts)
   --raw  one line per build and update, tab-separated, for plots
@@ -64,8 +67,8 @@ from harness.load import (Probe, build_probe, cpu_seconds, latency_summary,  # n
 from harness.memcap import MemoryCap  # noqa: E402
 from harness.server import free_port, stop_pid  # noqa: E402
 from harness.stats import med  # noqa: E402
-from harness.zone import (KnotPrimary, Secondary, answers_address, notify,  # noqa: E402
-                          rpz_clause, soa_serial)
+from harness.zone import (KnotPrimary, Secondary, answers_address,  # noqa: E402
+                          list_auth_zone, notify, rpz_clause, soa_serial)
 
 ZONE = "rpz.example."
 CACHED = "cached.example."
@@ -131,14 +134,17 @@ class Feed:
         return last + ".", serial
 
 
-def knot_primary(workdir, feed, limit, timeout):
+def knot_primary(workdir, feed, limit, timeout, axfr=False):
     """Knot serving the RPZ, cached.example. and miss.example., taking
-    UPDATEs from 127.0.0.1, in its memory cgroup."""
+    UPDATEs from 127.0.0.1, in its memory cgroup; with axfr, without a
+    journal (every transfer it sends is the whole zone)."""
     knot = KnotPrimary(workdir, [ZONE, CACHED, MISS])
     with open(knot.conf) as f:
-        conf = f.read()
+        conf = f.read().replace("    action: transfer", "    action: [transfer, update]")
+    if axfr:
+        conf = conf.replace("journal-content: changes", "journal-content: none")
     with open(knot.conf, "w") as f:
-        f.write(conf.replace("    action: transfer", "    action: [transfer, update]"))
+        f.write(conf)
     feed.write(knot.zonefile(ZONE))
     for zone, body in ((CACHED, "www IN A 198.51.100.1\n"), (MISS, "* IN A 198.51.100.2\n")):
         with open(knot.zonefile(zone), "w") as f:
@@ -345,6 +351,7 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
         # a window without an update, for the CPU baseline (the probes
         # run in every window)
         cpu_idle0 = cpu_seconds(pid)
+        idle = (time.monotonic(), time.monotonic() + a.interval)
         time.sleep(a.interval)
         res["idle_cpu"] = cpu_seconds(pid) - cpu_idle0
         log0 = knot_log_size(knot)
@@ -373,7 +380,8 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
                  "cpu": cpu_seconds(pid) - cpu0, "rss0": rss0 / 1024.0,
                  "peak": proc_status_kb(pid, "VmHWM") / 1024.0,
                  "rss1": proc_status_kb(pid, "VmRSS") / 1024.0,
-                 "written": (write_bytes(pid) - w0) / 1e6}
+                 "written": (write_bytes(pid) - w0) / 1e6,
+                 "apply_cpu": apply_cpu(ub)}
             res["updates"].append(u)
             windows.append((start, start + a.interval))
             print("%s update %d (%d): applied %s s, cpu %.2f s, rss %.0f -> peak %.0f MB, "
@@ -386,6 +394,9 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
             p.stop()
         recs = {kind: p.records() for kind, p in probes}
         probes = []
+        # the worst answers without an update: what the machine gives
+        res["idle_max"] = [latency_summary(recs[kind], idle[0], idle[1])["max"]
+                           for kind, _ in PROBES]
         for u, (w0, w1) in zip(res["updates"], windows):
             for kind, _ in PROBES:
                 s = latency_summary(recs[kind], w0, w1)
@@ -419,6 +430,17 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
         res["killed"] = res["killed"] or cap.oom_kills() > 0
         cap.remove()
     return res
+
+
+def apply_cpu(ub):
+    """The CPU time of the zone's last apply, s (the fork's per-zone
+    health in list_auth_zones: the auth-zone I/O thread's CPU time for
+    the apply and the journal append or zonefile write it makes), or
+    None for a build or peer without it."""
+    if not isinstance(ub, Secondary):
+        return None
+    h = list_auth_zone(ub, ZONE) or {}
+    return float(h["cpu"]) if "cpu" in h else None
 
 
 def knot_log_size(knot):
@@ -457,50 +479,58 @@ def fmt(values, f="%.1f"):
 def report(a, results):
     cmd = ("flock build/.bench.lock bench/rpz_scale.py --names %d --updates %d --sizes %s "
            "--interval %d --rate %d --threads %d --builds %s --mem-limit-gb %d "
-           "--knot-mem-limit-gb %d%s" % (
+           "--knot-mem-limit-gb %d%s%s" % (
                a.names, a.updates, ",".join(map(str, a.sizes)), a.interval, a.rate,
                a.threads, a.builds, a.mem_limit_gb, a.knot_mem_limit_gb,
-               " --out " + a.out if a.out else ""))
+               " --axfr" if a.axfr else "", " --out " + a.out if a.out else ""))
     rows = ["# RPZ feeds at scale: %d triggers, %d updates" % (a.names, a.updates), "",
             "Command: `%s`" % cmd, "",
             "Median (min–max) over the updates of each size; an update's window "
             "is %d s from its NOTIFY. Probes at %d qps each: a trigger, a cached "
             "name, a cache miss. The transfer column says how Knot sent each "
-            "update (its log); stock asks AXFR after every 5 IXFRs of an RPZ."
+            "update (its log); stock asks AXFR after every 5 IXFRs of an RPZ. "
+            "CPU is the server's in the window, with the probes' queries; apply "
+            "CPU the fork's own count of its last apply (list_auth_zones: the "
+            "I/O thread's CPU time for the apply and its journal append)."
             % (a.interval, a.rate), "",
-            "| build | changes | transfer | updates | applied after, s | CPU, s | RSS before, MB | "
-            "peak, MB | written, MB | worst, ms (trigger / cached / miss) | "
+            "| build | changes | transfer | updates | applied after, s | CPU, s | apply CPU, s | "
+            "RSS before, MB | peak, MB | written, MB | worst, ms (trigger / cached / miss) | "
             "p99.9, ms (trigger) | lost (all probes) |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for res in results:
         if not res["updates"]:
-            rows.append("| %s | | | 0 | %s | | | | | | | |" % (
+            rows.append("| %s | | | 0 | %s | | | | | | | | |" % (
                 res["label"], res.get("error", "no update ran")))
             continue
         for size, kind in [(z, k) for z in a.sizes for k in ("IXFR", "AXFR", "none")]:
             us = [u for u in res["updates"] if u["size"] == size and transfer_kind(u) == kind]
             if not us:
                 continue
-            rows.append("| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s / %s / %s | %s | %s |" % (
+            rows.append("| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s / %s / %s | %s | "
+                        "%s |" % (
                 res["label"], size, kind, len(us), fmt([u["applied"] for u in us], "%.2f"),
-                fmt([u["cpu"] for u in us], "%.2f"), fmt([u["rss0"] for u in us], "%.0f"),
+                fmt([u["cpu"] for u in us], "%.2f"),
+                fmt([u["apply_cpu"] for u in us], "%.3f"),
+                fmt([u["rss0"] for u in us], "%.0f"),
                 fmt([u["peak"] for u in us], "%.0f"), fmt([u["written"] for u in us]),
                 fmt([u["max_trigger"] for u in us]), fmt([u["max_cached"] for u in us]),
                 fmt([u["max_miss"] for u in us]), fmt([u["p999_trigger"] for u in us]),
                 fmt([sum(u["lost_" + k] for k, _ in PROBES) for u in us], "%.0f")))
     rows += ["", "| build | first answer after start, s | zonefile written after, s | "
              "RSS loaded, MB | bytes per trigger | "
-             "idle CPU per window, s | RSS after update 1 → last, MB | restart from zonefile, s | "
+             "idle CPU per window, s | worst answer in the idle window, ms (trigger / cached / miss) | "
+             "RSS after update 1 → last, MB | restart from zonefile, s | "
              "checkconf, s | memory limit hit | error |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for res in results:
         us = res["updates"]
-        rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             res["label"], "%.1f" % res["first_answer"] if "first_answer" in res else "–",
             "%.1f" % res["written_at"] if "written_at" in res else "–",
             "%.0f" % res["loaded_rss"] if "loaded_rss" in res else "–",
             "%.0f" % (res["loaded_rss"] * 1048576 / a.names) if "loaded_rss" in res else "–",
             "%.2f" % res["idle_cpu"] if res.get("idle_cpu") is not None else "–",
+            " / ".join("%.1f" % m for m in res["idle_max"]) if res.get("idle_max") else "–",
             "%.0f → %.0f" % (us[0]["rss1"], us[-1]["rss1"]) if us else "–",
             "%.1f" % res["restart"] if res.get("restart") else "–",
             ("%.1f" % res["checkconf"] + ("" if res["checkconf_ok"] else " (failed)"))
@@ -521,6 +551,7 @@ def main():
     ap.add_argument("--mem-limit-gb", type=int, default=16)
     ap.add_argument("--knot-mem-limit-gb", type=int, default=6)
     ap.add_argument("--load-timeout", type=int, default=1800)
+    ap.add_argument("--axfr", action="store_true")
     ap.add_argument("--dir")
     ap.add_argument("--out")
     ap.add_argument("--raw")
@@ -537,7 +568,7 @@ def main():
         feed = Feed(a.names)
         t0 = time.monotonic()
         knot, kcap = knot_primary(os.path.join(tmp, "knot"), feed,
-                                  a.knot_mem_limit_gb << 30, a.load_timeout)
+                                  a.knot_mem_limit_gb << 30, a.load_timeout, a.axfr)
         print("Knot serves %d triggers after %.1f s" % (a.names, time.monotonic() - t0), flush=True)
         try:
             for label, build in builds:
@@ -551,7 +582,8 @@ def main():
         with open(a.out, "w") as f:
             f.write(text)
     if a.raw:
-        keys = ["k", "size", "transfer", "serial", "applied", "cpu", "rss0", "peak", "rss1", "written"] + [
+        keys = ["k", "size", "transfer", "serial", "applied", "cpu", "apply_cpu", "rss0", "peak",
+                "rss1", "written"] + [
             "%s_%s" % (m, k) for k, _ in PROBES for m in ("max", "p999", "lost")]
         with open(a.raw, "w") as f:
             f.write("build\t" + "\t".join(keys) + "\n")

@@ -872,9 +872,9 @@ def rpz_from_knot(workdir, build, zone, text, io_thread, server_extra=""):
 
 
 def knot_update(knot, ub, zone, serial, text, timeout=120):
-    """Give Knot's zone the text at serial, send ub a NOTIFY, and wait
-    until ub's zonefile has that serial; whether it came within
-    timeout s."""
+    """Give the primary's zone (Knot's, or NSD's: any Primary) the text
+    at serial, send ub a NOTIFY, and wait until ub's zonefile has that
+    serial; whether it came within timeout s."""
     with open(knot.zonefile(zone), "w") as f:
         f.write(text)
     knot.reload({zone: serial}, timeout=timeout)
