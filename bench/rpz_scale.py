@@ -321,6 +321,28 @@ class PdnsRpz(PeerRpz):
                 "--lua-config-file=" + lua]
 
 
+def window_results(res, knot, log0, probes, idle, windows):
+    """Stop the probes and give each update of res its transfer kind (from
+    Knot's log after offset log0) and its window's worst, p99.9 and lost
+    answers, and res the worst answers of the idle window."""
+    kinds = knot_transfers(knot, log0)
+    for u in res["updates"]:
+        u["transfer"] = kinds.get(u["serial"], "none")
+    for kind, p in probes:
+        p.stop()
+    recs = {kind: p.records() for kind, p in probes}
+    # the worst answers without an update: what the machine gives
+    if idle is not None:
+        res["idle_max"] = [latency_summary(recs[kind], idle[0], idle[1])["max"]
+                           for kind, _ in PROBES]
+    for u, (w0, w1) in zip(res["updates"], windows):
+        for kind, _ in PROBES:
+            s = latency_summary(recs[kind], w0, w1)
+            u["max_" + kind] = s["max"]
+            u["p999_" + kind] = s["p999"]
+            u["lost_" + kind] = s["lost"]
+
+
 def one_build(label, build, feed, knot, a, probe_exe, tmp):
     """The updates and the start-up for one build; returns its results."""
     res = {"label": label, "updates": [], "killed": False}
@@ -328,6 +350,7 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
     ub = configure(build, rundir, knot, a.threads)
     cap = MemoryCap("steady-rpz-scale-" + label, a.mem_limit_gb << 30)
     probes = []
+    log0, idle, windows = 0, None, []
     try:
         t0 = time.monotonic()
         ub.start(wrapper=cap.wrap([]), timeout=a.load_timeout)
@@ -355,7 +378,6 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
         time.sleep(a.interval)
         res["idle_cpu"] = cpu_seconds(pid) - cpu_idle0
         log0 = knot_log_size(knot)
-        windows = []
         for k in range(1, a.updates + 1):
             size = a.sizes[(k - 1) % len(a.sizes)]
             last, serial = feed.update(knot.port, size)
@@ -372,37 +394,37 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
             rest = start + a.interval - time.monotonic()
             if rest > 0:
                 time.sleep(rest)
-            if ub.proc.poll() is not None:
+            try:
+                if ub.proc.poll() is not None:
+                    raise RuntimeError("exited")
+                u = {"k": k, "size": size, "serial": serial, "applied": applied,
+                     "cpu": cpu_seconds(pid) - cpu0, "rss0": rss0 / 1024.0,
+                     "peak": proc_status_kb(pid, "VmHWM") / 1024.0,
+                     "rss1": proc_status_kb(pid, "VmRSS") / 1024.0,
+                     "written": (write_bytes(pid) - w0) / 1e6,
+                     "apply_cpu": apply_cpu(ub)}
+            except (RuntimeError, OSError):
+                # a process killed as the window ends is a zombie, whose
+                # status has no VmHWM: say that it exited, and how it died
+                try:
+                    ub.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    raise
                 res["killed"] = cap.oom_kills() > 0
-                raise RuntimeError("%s exited during update %d%s" % (
-                    label, k, " (killed by the memory limit)" if res["killed"] else ""))
-            u = {"k": k, "size": size, "serial": serial, "applied": applied,
-                 "cpu": cpu_seconds(pid) - cpu0, "rss0": rss0 / 1024.0,
-                 "peak": proc_status_kb(pid, "VmHWM") / 1024.0,
-                 "rss1": proc_status_kb(pid, "VmRSS") / 1024.0,
-                 "written": (write_bytes(pid) - w0) / 1e6,
-                 "apply_cpu": apply_cpu(ub)}
+                peak = cap.peak()
+                raise RuntimeError("%s exited during update %d (%d changes), %s%s" % (
+                    label, k, size, "applied after %.2f s" % applied if applied
+                    else "not applied",
+                    " (killed by the memory limit, its cgroup's peak %.0f MB)" % (
+                        peak / 1048576.0) if res["killed"] and peak else
+                    " (killed by the memory limit)" if res["killed"] else ""))
             res["updates"].append(u)
             windows.append((start, start + a.interval))
             print("%s update %d (%d): applied %s s, cpu %.2f s, rss %.0f -> peak %.0f MB, "
                   "wrote %.1f MB" % (label, k, size, "%.2f" % applied if applied else "never",
                                      u["cpu"], u["rss0"], u["peak"], u["written"]), flush=True)
-        kinds = knot_transfers(knot, log0)
-        for u in res["updates"]:
-            u["transfer"] = kinds.get(u["serial"], "none")
-        for kind, p in probes:
-            p.stop()
-        recs = {kind: p.records() for kind, p in probes}
+        window_results(res, knot, log0, probes, idle, windows)
         probes = []
-        # the worst answers without an update: what the machine gives
-        res["idle_max"] = [latency_summary(recs[kind], idle[0], idle[1])["max"]
-                           for kind, _ in PROBES]
-        for u, (w0, w1) in zip(res["updates"], windows):
-            for kind, _ in PROBES:
-                s = latency_summary(recs[kind], w0, w1)
-                u["max_" + kind] = s["max"]
-                u["p999_" + kind] = s["p999"]
-                u["lost_" + kind] = s["lost"]
         # start-up from the zonefile
         ub.stop(timeout=600)
         t0 = time.monotonic()
@@ -419,6 +441,11 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
         # the other builds still run
         res["error"] = " ".join(str(e).split())[:300]
         print(str(e), file=sys.stderr, flush=True)
+        # the updates before it are reported too (a build killed by its
+        # memory limit at update 2 still has update 1's window)
+        if probes:
+            window_results(res, knot, log0, probes, idle, windows)
+            probes = []
     finally:
         for kind, p in probes:
             p.stop()
@@ -468,7 +495,7 @@ def knot_transfers(knot, offset):
 def transfer_kind(u):
     """AXFR when the window had a full transfer, IXFR when only IXFRs,
     none when the secondary did not ask"""
-    t = u["transfer"]
+    t = u.get("transfer", "none")
     return "AXFR" if "AXFR" in t else "IXFR" if "IXFR" in t else "none"
 
 
@@ -513,9 +540,9 @@ def report(a, results):
                 fmt([u["apply_cpu"] for u in us], "%.3f"),
                 fmt([u["rss0"] for u in us], "%.0f"),
                 fmt([u["peak"] for u in us], "%.0f"), fmt([u["written"] for u in us]),
-                fmt([u["max_trigger"] for u in us]), fmt([u["max_cached"] for u in us]),
-                fmt([u["max_miss"] for u in us]), fmt([u["p999_trigger"] for u in us]),
-                fmt([sum(u["lost_" + k] for k, _ in PROBES) for u in us], "%.0f")))
+                fmt([u.get("max_trigger") for u in us]), fmt([u.get("max_cached") for u in us]),
+                fmt([u.get("max_miss") for u in us]), fmt([u.get("p999_trigger") for u in us]),
+                fmt([sum(u.get("lost_" + k, 0) for k, _ in PROBES) for u in us], "%.0f")))
     rows += ["", "| build | first answer after start, s | zonefile written after, s | "
              "RSS loaded, MB | bytes per trigger | "
              "idle CPU per window, s | worst answer in the idle window, ms (trigger / cached / miss) | "
@@ -576,11 +603,6 @@ def main():
         finally:
             knot.stop()
             kcap.remove()
-    text = report(a, results)
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
     if a.raw:
         keys = ["k", "size", "transfer", "serial", "applied", "cpu", "apply_cpu", "rss0", "peak",
                 "rss1", "written"] + [
@@ -590,6 +612,11 @@ def main():
             for res in results:
                 for u in res["updates"]:
                     f.write(res["label"] + "\t" + "\t".join(str(u.get(x)) for x in keys) + "\n")
+    text = report(a, results)
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
     return 1 if any("error" in r for r in results) else 0
 
 

@@ -8,6 +8,7 @@ machine down. Library use:
     proc = subprocess.Popen(cap.wrap(cmd))
     ...
     cap.oom_kills()   # how many processes the limit killed
+    cap.peak()        # the most memory the cgroup used, bytes
     cap.remove()      # after the processes are gone
 """
 
@@ -72,6 +73,17 @@ class MemoryCap:
         except OSError:
             pass
         return 0
+
+    def peak(self):
+        """The most memory the cgroup has used, in bytes (v2's memory.peak,
+        v1's memory.max_usage_in_bytes), or None when the kernel does not
+        say."""
+        name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
+        try:
+            with open(os.path.join(self.path, name)) as f:
+                return int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
 
     def remove(self, timeout=10):
         """Remove the cgroup, once its processes have exited."""
