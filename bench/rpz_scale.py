@@ -366,7 +366,10 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
             time.sleep(0.2)
         res["loaded_rss"] = proc_status_kb(pid, "VmRSS") / 1024.0
         res["written_at"] = time.monotonic() - t0
-        seconds = (a.updates + 1) * a.interval + 60
+        # the feed's UPDATEs to Knot come between the windows (tens of
+        # seconds for 100,000 changes), so the probes run long enough
+        # for 10 minutes of them per update; window_results stops them
+        seconds = (a.updates + 1) * a.interval + 60 + a.updates * 600
         for kind, name in PROBES:
             p = Probe(probe_exe, ub.port, name, a.rate, seconds,
                       os.path.join(rundir, "probe-%s.txt" % kind), sockets=16)

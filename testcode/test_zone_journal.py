@@ -8,10 +8,14 @@ auth-zone I/O thread, auth-zone-journal: yes). Checked, in order:
 - the first transfer (AXFR) writes the zonefile, and leaves no journal;
 - --updates IXFRs, each replacing a few triggers, leave the zonefile as
   it was (same inode, size and serial) and append one record each to the
-  journal, chained from the zonefile's serial; write.bytes is the size of
-  the last record;
+  journal, chained from the zonefile's serial;
+- then an AXFR of the zone held (Knot restarted with its journal purged
+  answers the IXFR with the whole zone), applied as its difference, is
+  appended to the journal as that difference, and leaves the zonefile as
+  it was too; write.bytes is the size of the last record;
 - kill -9, Knot stopped (no transfer can happen): the start serves the
-  newest serial and its new trigger, from the zonefile and the journal;
+  newest serial and the new trigger of the AXFR, not the one it
+  replaced, from the zonefile and the journal;
 - the last record cut short (a crash in the middle of its append): the
   start serves the serial before it; with Knot back, the IXFR is asked
   again and appended where the cut record was;
@@ -30,6 +34,7 @@ import argparse
 import glob
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -64,14 +69,18 @@ def main():
             vglog = os.path.join(d, "valgrind.%p.log")
             ub.start = lambda: plain_start(wrapper=valgrind_wrapper(vglog), timeout=300)
 
-        def update(serial, changed):
+        def update(serial, changed, start=False):
             """Knot serves serial, with the triggers at the indexes of
-            changed replaced; unbound is notified."""
+            changed replaced, reloaded (or started, if start); unbound is
+            notified."""
             for i in changed:
                 labels[i] = "s%d-%d" % (serial, i)
             with open(knot.zonefile(ZONE), "w") as f:
                 f.write(rpz_qname_zone(ZONE, serial, labels, TRIGGER_A))
-            knot.reload({ZONE: serial}, timeout=120)
+            if start:
+                knot.start({ZONE: serial}, timeout=120)
+            else:
+                knot.reload({ZONE: serial}, timeout=120)
             notify(ub.port, ZONE)
 
         def listed_serial():
@@ -100,16 +109,33 @@ def main():
                           serial, file_serial(zfile), journal_records(zfile)))
                 if not ok:
                     break
+            # an AXFR of the zone held: Knot without its journal has no
+            # IXFR to send ("incomplete history, fallback to AXFR")
+            subprocess.run(["knotc", "-c", knot.conf, "-f", "zone-purge", ZONE, "+journal"],
+                           capture_output=True, check=True)
+            knot.stop()
+            full0 = int(ub.stats().get("authzone.zone.xfr.full_held." + ZONE, 0))
+            serial += 1
+            replaced = labels[serial * 10]
+            update(serial, range(serial * 10, serial * 10 + 5), start=True)
+            ok = wait_for(lambda: disk_serial(zfile) == serial, 60)
+            full = int(ub.stats().get("authzone.zone.xfr.full_held." + ZONE, 0))
+            check(ok and served(serial) and full == full0 + 1,
+                  "the AXFR of the zone held to serial %d served and on disk (zonefile %s, "
+                  "journal %s, full transfers of the zone held %d, were %d)" % (
+                      serial, file_serial(zfile), journal_records(zfile), full, full0))
             now = os.stat(zfile)
             check((now.st_ino, now.st_size, now.st_mtime_ns) ==
                   (st.st_ino, st.st_size, st.st_mtime_ns) and file_serial(zfile) == 1,
-                  "the zonefile is not written for the IXFRs (serial %s)" % file_serial(zfile))
+                  "the zonefile is not written for the IXFRs and the AXFR (serial %s)" %
+                  file_serial(zfile))
             j = journal_records(zfile)
             chain = [(r[0], r[1]) for r in j[1]] if j else []
             check(j is not None and j[0] == 1 and
                   chain == [(s - 1, s) for s in range(2, serial + 1)] and
                   j[2] == os.path.getsize(zfile + ".ixfr"),
-                  "the journal follows serial 1 with one record per IXFR: %s" % (chain,))
+                  "the journal follows serial 1 with one record per IXFR and the AXFR: %s" %
+                  (chain,))
             wb = ub.stats().get("authzone.zone.write.bytes." + ZONE)
             check(j is not None and j[1] and wb == str(j[1][-1][2]),
                   "write.bytes %s is the last record's size %s" % (
@@ -119,10 +145,11 @@ def main():
             ub.kill()
             knot.stop()
             ub.start()
-            check(served(serial, 30) and answers(labels[serial * 10]),
-                  "after kill -9, without the primary: serial %d and its trigger "
-                  "served from the zonefile and the journal (served %s)" % (
-                      serial, listed_serial()))
+            check(served(serial, 30) and answers(labels[serial * 10]) and
+                  not answers(replaced),
+                  "after kill -9, without the primary: serial %d and the AXFR's trigger "
+                  "served from the zonefile and the journal, not the one it replaced "
+                  "(served %s)" % (serial, listed_serial()))
 
             # the last record cut short
             ub.kill()
