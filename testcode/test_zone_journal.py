@@ -17,8 +17,9 @@ auth-zone I/O thread, auth-zone-journal: yes). Checked, in order:
   newest serial and the new trigger of the AXFR, not the one it
   replaced, from the zonefile and the journal;
 - the last record cut short (a crash in the middle of its append): the
-  start serves the serial before it; with Knot back, the IXFR is asked
-  again and appended where the cut record was;
+  start serves the serial before it; with Knot back (its journal purged
+  before, so it answers with the whole zone), the AXFR's difference is
+  appended where the cut record was;
 - a journal that does not follow the zonefile (the zonefile replaced by
   a copy, as another program would write it) is not replayed;
 - an IXFR that would take the journal past an eighth of the zonefile's
@@ -169,7 +170,7 @@ def main():
                 os.path.getsize(zfile + ".ixfr") and disk_serial(zfile) == serial, 30)
             j = journal_records(zfile)
             check(ok and [(r[0], r[1]) for r in j[1]][-1] == (serial - 1, serial),
-                  "the IXFR asked again is appended where the cut record was "
+                  "the update asked again is appended where the cut record was "
                   "(journal %s)" % (j,))
 
             # a journal that does not follow the zonefile
