@@ -13,8 +13,10 @@ the command that reproduces it and how long it took.
                                      knot-resolver and bind9
   scale-out  bench/scale_out.py      dnsdist in front of pools of 3
   rpz-scale  bench/rpz_scale.py      an RPZ of 10^7 triggers updated 60
-                                     times, stock and fork (hours: run
-                                     only when --only names it)
+                                     times 20 s apart: stock, the fork
+                                     with and without its journal, BIND
+                                     and pdns-recursor (102 minutes:
+                                     run only when --only names it)
 
 --quick runs each with small sizes and short runs (a smoke check; its
 figures are not results). Needs build/fork, build/stock,
@@ -61,7 +63,9 @@ PARTS = [
     ("multicore", "multicore.py", "--out OUT", "--quick --out OUT"),
     ("parse-ptrs", "parse_ptrs.py", "--reps 5 --runs 9 --out OUT",
      "--reps 1 --runs 3 --out OUT"),
-    ("rpz-scale", "rpz_scale.py", "--names NAMES --updates 60 --interval 60 --out OUT",
+    ("rpz-scale", "rpz_scale.py", "--names NAMES --updates 60 --interval 20 --load-timeout 600 "
+     "--builds stock=build/stock,fork=build/fork,fork-journal=build/fork+journal,bind=bind,pdns=pdns "
+     "--out OUT",
      "--names 20000 --updates 7 --interval 5 --out OUT"),
     ("rpz-startup", "rpz_startup.py", "--names NAMES --runs 3 --out OUT",
      "--names 20000 --runs 1 --out OUT"),
