@@ -146,7 +146,7 @@ def knot_primary(workdir, feed, limit, timeout, axfr=False):
     else:
         # with zonefile-sync -1 Knot keeps every change in its journal,
         # and at its default limit (100 MiB) it refused the UPDATEs of a
-        # 10^7 run after about 230 updates ("not enough space provided")
+        # 10^7 run after about 2,160 serials ("not enough space provided")
         conf = conf.replace("journal-content: changes",
                             "journal-content: changes\n    journal-max-usage: 4G")
     with open(knot.conf, "w") as f:
@@ -476,15 +476,18 @@ def apply_cpu(ub):
     if not isinstance(ub, Secondary) or getattr(ub, "no_apply_cpu", False):
         return None
     try:
-        h = list_auth_zone(ub, ZONE) or {}
+        h = list_auth_zone(ub, ZONE)
     except subprocess.TimeoutExpired:
         # stock serves unbound-control on worker 0, which its own apply
         # and zonefile write keep busy (its forced AXFR): no figure, and
         # the run goes on
         return None
+    if h is None:
+        return None
     if "cpu" not in h:
-        # a build without the per-zone health (stock) is not asked again,
-        # so that its stalls do not delay the next window
+        # the zone's line without the per-zone health: a build without
+        # it (stock) is not asked again, so that its stalls do not delay
+        # the next window
         ub.no_apply_cpu = True
         return None
     return float(h["cpu"])
