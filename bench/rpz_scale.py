@@ -45,7 +45,9 @@ usage: flock build/.bench.lock bench/rpz_scale.py [--names 10000000]
          peers on the same feed; the checkconf column is
          unbound-checkconf, named-checkconf -z, or none for pdns.
          LABEL=DIR+journal runs that build with auth-zone-journal: yes
-         (patch 0053: IXFRs appended to <zonefile>.ixfr)"""
+         (patch 0053: IXFRs appended to <zonefile>.ixfr); LABEL=DIR+nice
+         (after +journal, if both) with its auth-zone I/O thread at nice
+         10 from when the first zonefile is written (an experiment)"""
 
 import argparse
 import os
@@ -68,7 +70,8 @@ from harness.memcap import MemoryCap  # noqa: E402
 from harness.server import free_port, stop_pid  # noqa: E402
 from harness.stats import med  # noqa: E402
 from harness.zone import (KnotPrimary, Secondary, answers_address,  # noqa: E402
-                          list_auth_zone, notify, rpz_clause, soa_serial)
+                          list_auth_zone, notify, rpz_clause, soa_serial,
+                          thread_wakeups)
 
 ZONE = "rpz.example."
 CACHED = "cached.example."
@@ -181,12 +184,15 @@ def wait_answer(ub, name, timeout):
 
 def configure(build, rundir, knot, threads):
     """The server of a --builds entry: unbound of a build directory
-    (with "+journal": auth-zone-journal: yes), or BIND ("bind") or
-    pdns-recursor ("pdns")."""
+    (with "+journal": auth-zone-journal: yes; "+nice": io_nice 10, for
+    renice_io_thread), or BIND ("bind") or pdns-recursor ("pdns")."""
     if build == "bind":
         return BindRpz(rundir, knot, threads)
     if build == "pdns":
         return PdnsRpz(rundir, knot, threads)
+    nice = build.endswith("+nice")
+    if nice:
+        build = build[:-len("+nice")]
     journal = build.endswith("+journal")
     if journal:
         build = build[:-len("+journal")]
@@ -197,7 +203,28 @@ def configure(build, rundir, knot, threads):
                              CACHED, knot.port, MISS, knot.port))
     rpz_clause(ub, ZONE, "\tauth-zone-journal: yes\n" if journal else "")
     ub.checkconf = [ub.bin("unbound-checkconf"), ub.conf]
+    ub.io_nice = 10 if nice else 0
     return ub
+
+
+def renice_io_thread(ub, timeout=30):
+    """Set the nice value of the auth-zone I/O thread of ub to ub.io_nice
+    (if it has one): the thread other than the main one that waits in
+    poll, on its command pipe (the workers wait in epoll)."""
+    nice = getattr(ub, "io_nice", 0)
+    if not nice:
+        return
+    pid = ub.proc.pid
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        tids = [tid for tid, (_, wchan) in thread_wakeups(pid).items()
+                if tid != pid and wchan.startswith("poll_schedule")]
+        if len(tids) == 1:
+            os.setpriority(os.PRIO_PROCESS, tids[0], nice)
+            print("thread %d of %d: nice %d" % (tids[0], pid, nice), flush=True)
+            return
+        time.sleep(0.5)
+    raise RuntimeError("no auth-zone I/O thread found in poll to renice")
 
 
 class PeerRpz:
@@ -372,6 +399,7 @@ def one_build(label, build, feed, knot, a, probe_exe, tmp):
             time.sleep(0.2)
         res["loaded_rss"] = proc_status_kb(pid, "VmRSS") / 1024.0
         res["written_at"] = time.monotonic() - t0
+        renice_io_thread(ub)
         # the feed's UPDATEs to Knot come between the windows (tens of
         # seconds for 100,000 changes), so the probes run long enough
         # for 10 minutes of them per update; window_results stops them
