@@ -9,7 +9,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   deps-listen deps-listen-proof smoke install
   cache-unit cache-tsan cache-asan cache-model wildcard-hash wildcard-proof rpz-hash rpz-hash-proof
   scrapers monitoring stats-interval stats-passes stats-passes-dnscrypt libunbound-hashcheck
-  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 upstream-unit-tsan upstream-unit-asan cache-unit-32 zone-transfer zone-transfer-debug zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown
+  hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 upstream-unit-tsan upstream-unit-asan cache-unit-32 zone-transfer zone-transfer-debug zone-lock-order zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-kept zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan
   zone-rpz-updates zone-health zone-journal zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   zone-apply-nomem
@@ -17,7 +17,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof and tdir-base-failures make stock,
   *-lookup3 make fork-lookup3,
-  upstream-unit-debug and zone-transfer-debug make fork-debug,
+  upstream-unit-debug, zone-transfer-debug and zone-lock-order make fork-debug,
   upstream-unit-nothreads and zone-transfer-nothreads make fork-nothreads,
   upstream-unit-32 and cache-unit-32 make fork-32, stats-passes-dnscrypt make fork-dnscrypt,
   upstream-unit-tsan, zone-tsan and zone-fast-reload-tsan make fork-tsan,
@@ -71,7 +71,7 @@ default=0
 	zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom zone-apply-nomem \
 	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover \
 	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates zone-health zone-journal zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff \
-	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines \
+	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug zone-lock-order control-lines \
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem \
 	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec \
 	dnssec-lookup3 rpz-hash scrapers zone-url parse-ptrs \
@@ -97,7 +97,7 @@ pooled="check-series upstream-unit-asan upstream-unit-tsan fuzz-config
 paired="zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom zone-apply-nomem
 	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover
 	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates zone-health zone-journal zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff
-	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug control-lines
+	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug zone-lock-order control-lines
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem
 	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec
 	dnssec-lookup3 rpz-hash scrapers zone-url parse-ptrs"
@@ -208,6 +208,9 @@ run_test() {
 	zone-transfer-debug) mkdir -p "$logs/zone-transfer-debug.d"
 		run zone-transfer-debug sh -c 'cd "$4" && rm -f ublocktrace.* && for m in yes no; do "$1" "$2/test_zone_transfer.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$top/build/fork-debug" "$logs/zone-transfer-debug.d" ;;
+	zone-lock-order) run zone-lock-order sh -c 'make -s -C "$3" lock-verify >/dev/null &&
+		for o in "" --nopause; do "$1" "$2/test_zone_lock_order.py" "$3" $o || exit 1; done' \
+		sh "$PYTHON" "$here" "$top/build/fork-debug" ;;
 	zone-transfer-nothreads) run zone-transfer-nothreads "$PYTHON" "$here/test_zone_transfer.py" \
 		"$top/build/fork-nothreads" --no-thread-support ;;
 	zone-transfer) run zone-transfer sh -c 'for m in yes no; do "$1" "$2/test_zone_transfer.py" "$3" --io-thread $m || exit 1; done' \
