@@ -11,7 +11,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   scrapers monitoring stats-interval stats-passes stats-passes-dnscrypt libunbound-hashcheck
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 upstream-unit-tsan upstream-unit-asan cache-unit-32 zone-transfer zone-transfer-debug zone-lock-order zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-kept zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan
-  zone-rpz-updates zone-health zone-journal zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
+  zone-rpz-updates zone-health zone-journal zone-crash-points zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
   zone-apply-nomem
   control-lines soak cve-warnings parse-ptrs
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
@@ -70,7 +70,7 @@ default=0
 	libunbound-hashcheck deb-version security-status readme-facts build-noparser \
 	zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom zone-apply-nomem \
 	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover \
-	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates zone-health zone-journal zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff \
+	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates zone-health zone-journal zone-crash-points zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff \
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug zone-lock-order control-lines \
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem \
 	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec \
@@ -96,7 +96,7 @@ pooled="check-series upstream-unit-asan upstream-unit-tsan fuzz-config
 # the pool).
 paired="zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom zone-apply-nomem
 	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover
-	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates zone-health zone-journal zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff
+	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates zone-health zone-journal zone-crash-points zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug zone-lock-order control-lines
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem
 	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec
@@ -292,6 +292,7 @@ run_test() {
 		"$1" "$2/test_zone_health.py" "$3" "$4" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" "$top/build/src" ;;
 	zone-journal) run zone-journal "$PYTHON" "$here/test_zone_journal.py" "$top/build/fork-asan" ;;
+	zone-crash-points) run zone-crash-points "$PYTHON" "$here/test_zone_crash_points.py" "$bld" ;;
 	zone-rpz-steps) run zone-rpz-steps "$PYTHON" "$here/test_zone_rpz_steps.py" "$top/build/fork-asan" ;;
 	zone-rpz-fail-closed) run zone-rpz-fail-closed "$PYTHON" "$here/test_zone_rpz_fail_closed.py" "$top/build/fork-asan" ;;
 	zone-axfr-diff) run zone-axfr-diff "$PYTHON" "$here/test_zone_axfr_diff.py" "$top/build/fork-asan" ;;

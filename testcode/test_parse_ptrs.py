@@ -15,11 +15,16 @@ name chooses its answer (harness/ptrchain.py):
 - chain: the same with 17 hops (a chain of 16): SERVFAIL, and
   total.num.malformed_replies counts it;
 - budget: 64 KB of A records whose owners take 16 hops each, more than
-  a message of that size may follow together: SERVFAIL, counted.
+  a message of that size may follow together: SERVFAIL, counted;
+- nsecdrop: two NSEC records in the answer section, then 64 KB of NSEC
+  records of the same two owners in the authority section, whose next
+  names take 16 hops each: dropped for their section, but their walks
+  count (issue 66 finding 18): SERVFAIL, counted.
 Then queries to unbound whose EDNS record's owner is the root name
 reached through a chain: 16 hops are answered, 17 get FORMERR
 (num.answer.rcode.FORMERR). On the series before the bound, chain and
-budget were answered and the query was not refused.
+budget were answered and the query was not refused; on patch level 73
+nsecdrop was answered, not counted.
 
 usage: test_parse_ptrs.py BUILDDIR"""
 
@@ -49,6 +54,7 @@ KINDS = {
     b"deep": ("owner-chain", BIG, 15, 3, False),
     b"chain": ("owner-chain", BIG, 16, 3, False),
     b"budget": ("owner-chain", BIG, 15, None, True),
+    b"nsecdrop": ("nsec-drop", BIG, 15, None, True),
 }
 
 
@@ -74,6 +80,8 @@ class ChainServer(WireServer):
             # truncated: the question only, TC set
             return ptrchain.answer("normal", 0, 0, qid, qname, qtype,
                                    flags=0x8600)
+        if kind == "nsec-drop":
+            return ptrchain.nsec_drop_answer(size, k, qid, qname, qtype)
         return ptrchain.answer(kind, size, k, qid, qname, qtype, rrs=rrs,
                                to_qname=True)
 
@@ -124,7 +132,8 @@ def main():
                         ("ns", "NS", True, True),
                         ("deep", "A", False, True),
                         ("chain", "A", False, False),
-                        ("budget", "A", True, False)):
+                        ("budget", "A", True, False),
+                        ("nsecdrop", "A", True, False)):
                     before = malformed()
                     r = ask(ub, "%s.%s" % (label, ZONE), rdtype, tcp)
                     after = malformed()

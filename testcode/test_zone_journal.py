@@ -20,6 +20,10 @@ auth-zone I/O thread, auth-zone-journal: yes). Checked, in order:
   start serves the serial before it; with Knot back (its journal purged
   before, so it answers with the whole zone), the AXFR's difference is
   appended where the cut record was;
+- a complete record after the good ones that does not apply (the last
+  one's IXFR named from the serial to itself): the start serves the
+  serial of the good records, not the zonefile's alone (issue 66
+  finding 16; on patch level 73 the whole journal was dropped);
 - a journal that does not follow the zonefile (the zonefile replaced by
   a copy, as another program would write it) is not replayed;
 - an IXFR that would take the journal past an eighth of the zonefile's
@@ -41,12 +45,26 @@ import tempfile
 
 from harness.zone import (answers_address, checker, disk_serial, file_serial,
                           journal_records, list_auth_zone, notify, rpz_from_knot,
-                          rpz_qname_zone,
-                          sanitizer_reports, valgrind_problems, valgrind_wrapper,
+                          rpz_qname_zone, sanitizer_reports, siphash24,
+                          valgrind_problems, valgrind_wrapper,
                           verdict, wait_for)
 
 ZONE = "rpz.example."
 TRIGGER_A = "192.0.2.1"
+
+
+def append_record_to_itself(zfile, serial):
+    """Append to the journal of zfile a copy of its last record's IXFR,
+    named from serial to serial, with its checksum: complete, but it
+    does not apply (the IXFR in it starts at another serial)."""
+    j = journal_records(zfile)
+    with open(zfile + ".ixfr", "rb") as f:
+        data = f.read()
+    last = data[j[2] - j[1][-1][2]:j[2]]
+    body = last[16:-8]
+    head = b"IXFR" + serial.to_bytes(4, "big") * 2 + len(body).to_bytes(4, "big")
+    with open(zfile + ".ixfr", "ab") as f:
+        f.write(head + body + siphash24(head + body))
 
 
 def main():
@@ -172,6 +190,18 @@ def main():
             check(ok and [(r[0], r[1]) for r in j[1]][-1] == (serial - 1, serial),
                   "the update asked again is appended where the cut record was "
                   "(journal %s)" % (j,))
+
+            # a record that does not apply after the good ones: the last
+            # record's IXFR again, named from the serial to itself (an
+            # AXFR that kept its serial was so appended before it was
+            # refused: finding 16)
+            ub.kill()
+            knot.stop()
+            append_record_to_itself(zfile, serial)
+            ub.start()
+            check(served(serial, 30) and answers(labels[serial * 10]),
+                  "a record that does not apply after the good ones: serial %d served, "
+                  "the good records replayed (served %s)" % (serial, listed_serial()))
 
             # a journal that does not follow the zonefile
             ub.stop()

@@ -10,7 +10,7 @@ compressor writes them; only the number of hops is unusual."""
 import struct
 
 HEADER = 12
-A, NS, NULL, OPT = 1, 2, 10, 41
+A, NS, NULL, OPT, NSEC = 1, 2, 10, 41, 47
 
 
 def chain(at, k, to=None):
@@ -70,6 +70,36 @@ def answer(kind, size, k, qid=1, qname=b"\x01a\x00", qtype=A, flags=0x8400,
         if rrs is not None:
             rrs -= 1
     return struct.pack("!HHHHHH", qid, flags, 1, count, 0, 0) + q + body
+
+
+def nsec_drop_answer(size, k, qid=1, qname=b"\x01a\x00", qtype=A, flags=0x8400):
+    """The wire format of an answer to qname of at most size bytes: in
+    the answer section an NSEC record of qname and one of b.<qname>, and
+    a NULL record of qname whose rdata holds a chain of k pointers that
+    ends in qname; in the authority section as many NSEC records as fit,
+    of qname and b.<qname> in turn (so that the rrset of each is looked
+    up, which reads its next name), whose next name is a pointer to the
+    chain's end (k+1 hops). Their rrsets are in the answer section, so a
+    parser drops them without sizing their rdata (issue 66 finding 18)."""
+    q = qname + struct.pack("!HH", qtype, 1)
+    bitmap = b"\x00\x01\x40"  # window 0, one octet, A
+    body = struct.pack("!HHHIH", 0xC000 | HEADER, NSEC, 1, 3600, 1 + len(bitmap)) + \
+        b"\x00" + bitmap
+    bname = HEADER + len(q) + len(body)
+    body += b"\x01b" + struct.pack("!HHHIH", 0xC000 | HEADER, NSEC, 1, 3600,
+                                   1 + len(bitmap)) + b"\x00" + bitmap
+    rdata, target = chain(HEADER + len(q) + len(body) + 2 + 10, k, HEADER)
+    body += struct.pack("!HHHIH", 0xC000 | HEADER, NULL, 1, 3600, len(rdata)) + rdata
+    count = 0
+    while True:
+        owner = HEADER if count % 2 == 0 else bname
+        rr = struct.pack("!HHHIHH", 0xC000 | owner, NSEC, 1, 3600, 2 + len(bitmap),
+                         0xC000 | target) + bitmap
+        if HEADER + len(q) + len(body) + len(rr) > size:
+            break
+        body += rr
+        count += 1
+    return struct.pack("!HHHHHH", qid, flags, 1, 3, count, 0) + q + body
 
 
 def query(k, zone_wire, qid=1, qtype=A):
