@@ -32,7 +32,12 @@ anchors': the deadlock of finding 1), and passing, with and without
 --nopause, with the anchors locked after the zones are swapped. make
 test runs both, in build/fork-debug.
 
-usage: test_zone_lock_order.py BUILDDIR [--nopause] [--names N]"""
+The order itself, pair by pair: --keep-traces DIR, then
+testcode/lock_order.py DIR/ublocktrace.* (doc/authzone-io.md, "Lock
+order").
+
+usage: test_zone_lock_order.py BUILDDIR [--nopause] [--names N]
+                               [--keep-traces DIR]"""
 
 import argparse
 import glob
@@ -53,6 +58,8 @@ def main():
     ap.add_argument("builddir")
     ap.add_argument("--nopause", action="store_true", help="fast_reload +p")
     ap.add_argument("--names", type=int, default=200)
+    ap.add_argument("--keep-traces", metavar="DIR",
+                    help="copy the trace files to DIR, for testcode/lock_order.py")
     a = ap.parse_args()
     build = os.path.abspath(a.builddir)
     fails, check = checker()
@@ -105,6 +112,10 @@ def main():
         log = ub.read_log()
         check_clean_exit(check, rc, log)
         traces = sorted(glob.glob(os.path.join(rundir, "ublocktrace.*")))
+        if a.keep_traces:
+            os.makedirs(a.keep_traces, exist_ok=True)
+            for t in traces:
+                shutil.copy(t, a.keep_traces)
         check(len(traces) >= 4, "lock traces written: %s" % " ".join(
             os.path.basename(t) for t in traces))
         if traces:
