@@ -37,8 +37,6 @@ usage: test_zone_crash_points.py BUILDDIR [--names N]"""
 
 import argparse
 import os
-import re
-import shutil
 import sys
 import tempfile
 import time

@@ -32,7 +32,6 @@ usage: test_zone_rpz_steps.py BUILDDIR [--names N] [--addr N]
                               [--updates N] [--probes N]"""
 
 import argparse
-import os
 import random
 import re
 import socket
