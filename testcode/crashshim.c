@@ -121,41 +121,41 @@ fd_written(int fd)
 	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int
-open(const char* path, int flags, ...)
+/** open() and open64(): an open for writing is counted; the mode is
+ * passed on when O_CREAT has one */
+static int
+open_counted(const char* sym, const char* path, int flags, va_list ap)
 {
-	static int (*real)(const char*, int, ...);
+	int (*real)(const char*, int, ...) = (int(*)(const char*, int, ...))
+		dlsym(RTLD_NEXT, sym);
 	mode_t mode = 0;
-	if(!real)
-		real = (int(*)(const char*, int, ...))dlsym(RTLD_NEXT, "open");
-	if(flags & O_CREAT) {
-		va_list ap;
-		va_start(ap, flags);
+	if(flags & O_CREAT)
 		mode = (mode_t)va_arg(ap, int);
-		va_end(ap);
-	}
 	if((flags & (O_WRONLY|O_RDWR|O_CREAT)))
 		op("open", path);
 	return real(path, flags, mode);
 }
 
 int
+open(const char* path, int flags, ...)
+{
+	va_list ap;
+	int r;
+	va_start(ap, flags);
+	r = open_counted("open", path, flags, ap);
+	va_end(ap);
+	return r;
+}
+
+int
 open64(const char* path, int flags, ...)
 {
-	static int (*real)(const char*, int, ...);
-	mode_t mode = 0;
-	if(!real)
-		real = (int(*)(const char*, int, ...))dlsym(RTLD_NEXT,
-			"open64");
-	if(flags & O_CREAT) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = (mode_t)va_arg(ap, int);
-		va_end(ap);
-	}
-	if((flags & (O_WRONLY|O_RDWR|O_CREAT)))
-		op("open", path);
-	return real(path, flags, mode);
+	va_list ap;
+	int r;
+	va_start(ap, flags);
+	r = open_counted("open64", path, flags, ap);
+	va_end(ap);
+	return r;
 }
 
 size_t

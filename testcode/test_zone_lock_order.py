@@ -84,7 +84,11 @@ def main():
             # in, the others after the chdir to the config's directory
             os.chdir(rundir)
             ub.start()
-            os.chdir(cwd)
+            # unbound-control of this build writes a trace of its own,
+            # ublocktrace.0, where it runs: not beside the daemon's
+            ctldir = os.path.join(d, "control")
+            os.makedirs(ctldir)
+            os.chdir(ctldir)
             check(ub.wait_serial(sd.child, 1, 60, on_disk=False),
                   "serial 1 checked and served")
             os.kill(ub.proc.pid, signal.SIGHUP)

@@ -47,19 +47,17 @@ usage: test_zone_rpz_fail_closed.py BUILDDIR [--names N] [--change N]
 import argparse
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 
 import dns.message
 import dns.query
 import dns.rcode
 
-from harness.zone import (KnotPrimary, Secondary, check_clean_exit, checker,
-                          list_auth_zone, notify, rpz_clause, rpz_qname_zone,
-                          verdict, wait_for)
+from harness.zone import (AnswerProbe, KnotPrimary, Secondary, check_clean_exit,
+                          checker, list_auth_zone, notify, rpz_clause,
+                          rpz_qname_zone, verdict, wait_for)
 
 ZONE = "rpz.example."
 VICTIM = "victim.example."
@@ -92,41 +90,13 @@ def rpz_text(serial, names, change):
     return text + (POLICY_B if flip else POLICY_A)
 
 
-class BlockedProbe(threading.Thread):
-    """Asks for the names of BLOCKED in turn over UDP, one query at a
-    time, until stopped; keeps every answer that is not NXDOMAIN."""
-
-    def __init__(self, port, first):
-        super().__init__(daemon=True)
-        self.port = port
-        self.first = first
-        self.stopping = threading.Event()
-        self.answers = 0
-        self.wrong = []
-
-    def run(self):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        sock.settimeout(2.0)
-        i = self.first
-        while not self.stopping.is_set():
-            name = BLOCKED[i % len(BLOCKED)]
-            i += 1
-            q = dns.message.make_query(name, "A")
-            sock.sendto(q.to_wire(), ("127.0.0.1", self.port))
-            try:
-                while True:
-                    r = dns.message.from_wire(sock.recv(65535))
-                    if r.id == q.id:
-                        break
-            except socket.timeout:
-                self.wrong.append("%s: no answer in 2 s" % name)
-                continue
-            self.answers += 1
-            if r.rcode() != dns.rcode.NXDOMAIN:
-                self.wrong.append("%s: %s %s" % (
-                    name, dns.rcode.to_text(r.rcode()),
-                    " ".join(rd.to_text() for rrset in r.answer for rd in rrset)))
-        sock.close()
+def blocked_answer(name, r):
+    """None if r is NXDOMAIN, as both versions answer; else what it
+    answered."""
+    if r.rcode() != dns.rcode.NXDOMAIN:
+        return "%s %s" % (dns.rcode.to_text(r.rcode()),
+                          " ".join(rd.to_text() for rrset in r.answer for rd in rrset))
+    return None
 
 
 def main():
@@ -177,7 +147,8 @@ def main():
             ub.start()
             check(wait_for(lambda: listed_serial() == 1, 120, step=0.1),
                   "serial 1 transferred")
-            probes = [BlockedProbe(ub.port, n) for n in range(a.probes)]
+            probes = [AnswerProbe(ub.port, BLOCKED, blocked_answer, first=n)
+                      for n in range(a.probes)]
             for p in probes:
                 p.start()
             last = 1

@@ -32,19 +32,17 @@ usage: test_zone_rpz_steps.py BUILDDIR [--names N] [--addr N]
                               [--updates N] [--probes N]"""
 
 import argparse
-import random
 import re
-import socket
 import sys
 import tempfile
-import threading
 
 import dns.message
 import dns.query
 import dns.rcode
 
-from harness.zone import (check_clean_exit, checker, file_serial, knot_update,
-                          rpz_from_knot, rpz_qname_zone, verdict, wait_for)
+from harness.zone import (AnswerProbe, check_clean_exit, checker, file_serial,
+                          knot_update, rpz_from_knot, rpz_qname_zone, verdict,
+                          wait_for)
 
 ZONE = "rpz.example."
 OLD_A = "192.0.2.1"
@@ -63,43 +61,13 @@ def rpz_text(serial, names, changed, flip, addrs):
                           for n in addrs)
 
 
-class TriggerProbe(threading.Thread):
-    """Asks for random names of a list over UDP, one query at a time,
-    until stopped; counts the answers and keeps the wrong ones."""
-
-    def __init__(self, port, names, seed):
-        super().__init__(daemon=True)
-        self.port = port
-        self.seed = seed
-        self.names = names
-        self.stopping = threading.Event()
-        self.answers = 0
-        self.wrong = []
-
-    def run(self):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        sock.settimeout(2.0)
-        rnd = random.Random(self.seed)
-        while not self.stopping.is_set():
-            name = rnd.choice(self.names)
-            q = dns.message.make_query(name, "A")
-            sock.sendto(q.to_wire(), ("127.0.0.1", self.port))
-            try:
-                while True:
-                    data = sock.recv(65535)
-                    r = dns.message.from_wire(data)
-                    if r.id == q.id:
-                        break
-            except socket.timeout:
-                self.wrong.append("%s: no answer in 2 s" % name)
-                continue
-            self.answers += 1
-            addrs = [rd.to_text() for rrset in r.answer for rd in rrset]
-            if r.rcode() != dns.rcode.NOERROR or len(addrs) != 1 or \
-                    addrs[0] not in (OLD_A, NEW_A):
-                self.wrong.append("%s: %s %s" % (name, dns.rcode.to_text(r.rcode()),
-                                                 " ".join(addrs)))
-        sock.close()
+def trigger_answer(name, r):
+    """None if r answers a changed trigger with its old or new address,
+    one A RR; else what it answered."""
+    addrs = [rd.to_text() for rrset in r.answer for rd in rrset]
+    if r.rcode() != dns.rcode.NOERROR or len(addrs) != 1 or addrs[0] not in (OLD_A, NEW_A):
+        return "%s %s" % (dns.rcode.to_text(r.rcode()), " ".join(addrs))
+    return None
 
 
 def main():
@@ -129,7 +97,8 @@ def main():
             ub.start()
             check(wait_for(lambda: file_serial(ub.zonefile(ZONE)) == 1, 120),
                   "serial 1 transferred and written")
-            probes = [TriggerProbe(ub.port, changed, n) for n in range(a.probes)]
+            probes = [AnswerProbe(ub.port, changed, trigger_answer, seed=n)
+                      for n in range(a.probes)]
             for p in probes:
                 p.start()
             for serial in range(2, a.updates + 2):

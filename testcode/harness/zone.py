@@ -5,8 +5,10 @@ is harness.load.Probe).
 Everything stays on 127.0.0.1 and every process is stopped by PID."""
 
 import os
+import random
 import re
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -359,6 +361,53 @@ class SignedDelegation:
             self.parent, parent_port)
         with open(conf, "w") as f:
             f.write(text)
+
+
+class AnswerProbe(threading.Thread):
+    """Asks names for A over UDP on 127.0.0.1:port, one query at a time,
+    until stopping is set: random names of the list with seed, else the
+    names in turn from the first-th. judge(name, answer) returns None for
+    a right answer, else what is wrong with it; answers counts the
+    answers, wrong keeps what judge said and the queries not answered in
+    2 s."""
+
+    def __init__(self, port, names, judge, seed=None, first=0):
+        super().__init__(daemon=True)
+        self.port = port
+        self.names = names
+        self.judge = judge
+        self.seed = seed
+        self.first = first
+        self.stopping = threading.Event()
+        self.answers = 0
+        self.wrong = []
+
+    def run(self):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.settimeout(2.0)
+        rnd = random.Random(self.seed) if self.seed is not None else None
+        i = self.first
+        while not self.stopping.is_set():
+            if rnd:
+                name = rnd.choice(self.names)
+            else:
+                name = self.names[i % len(self.names)]
+                i += 1
+            q = dns.message.make_query(name, "A")
+            sock.sendto(q.to_wire(), ("127.0.0.1", self.port))
+            try:
+                while True:
+                    r = dns.message.from_wire(sock.recv(65535))
+                    if r.id == q.id:
+                        break
+            except socket.timeout:
+                self.wrong.append("%s: no answer in 2 s" % name)
+                continue
+            self.answers += 1
+            why = self.judge(name, r)
+            if why:
+                self.wrong.append("%s: %s" % (name, why))
+        sock.close()
 
 
 class SoaPoller(threading.Thread):
