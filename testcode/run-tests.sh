@@ -250,7 +250,9 @@ run_test() {
 		"--anchor-removed-at-reload --fast-reload --io-thread yes" \
 		"--anchor-removed-at-reload --fast-reload --io-thread no" \
 		"--enabled-at-reload --fast-reload --io-thread yes" \
-		"--enabled-at-reload --anchor-removed-at-reload --fast-reload --io-thread yes"; do
+		"--enabled-at-reload --anchor-removed-at-reload --fast-reload --io-thread yes" \
+		"--anchor-added-at-reload --io-thread yes" "--anchor-added-at-reload --fast-reload --io-thread yes" \
+		"--anchor-added-at-reload --fast-reload --io-thread no"; do
 		"$1" "$2/test_zone_zonemd.py" "$3" --names 2000 $o || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-zonemd-off) run zone-zonemd-off sh -c '"$1" "$2/test_zone_zonemd.py" "$3" --disable-at-reload --io-thread yes &&
@@ -266,7 +268,8 @@ run_test() {
 	# fast_reload with and without +p under ASan; under TSan without +p
 	# only: with +p, TSan reports races in upstream's own +p code
 	# (fr_atomic_copy_cfg, acl_list_swap_tree), none in the fork's.
-	zone-fast-reload) run zone-fast-reload sh -c '"$1" "$2/test_zone_fast_reload.py" "$3" && "$1" "$2/test_zone_fast_reload.py" "$3" --nopause' \
+	zone-fast-reload) run zone-fast-reload sh -c '"$1" "$2/test_zone_fast_reload.py" "$3" && "$1" "$2/test_zone_fast_reload.py" "$3" --nopause &&
+		"$1" "$2/test_zone_fast_reload_first.py" "$3" && "$1" "$2/test_zone_fast_reload_first.py" "$3" --nopause' \
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	# a transfer applied while fast_reload reads the zonefiles, after
 	# and before its comparison of the zones, with and without +p
@@ -280,7 +283,7 @@ run_test() {
 		for o in "" --apply-first "--ixfr-copy --zone-set" --zonemd-hash; do
 			"$1" "$2/test_zone_fast_reload_apply.py" "$3" $o || exit 1; done' \
 		sh "$PYTHON" "$here" "$top/build/fork-tsan" ;;
-	zone-rpz-updates) run zone-rpz-updates sh -c 'for m in yes no; do "$1" "$2/test_zone_rpz_updates.py" "$3" --io-thread $m || exit 1; done; "$1" "$2/test_zone_rpz_updates.py" "$3" --names 2000 --replace 1100 || exit 1; "$1" "$2/test_zone_rpz_updates.py" "$3" --names 100000 --addr 10000 --replace 1000 --replace-addr 5000 --updates 20 --rss-growth 1.1' \
+	zone-rpz-updates) run zone-rpz-updates sh -c 'for m in yes no; do "$1" "$2/test_zone_rpz_updates.py" "$3" --io-thread $m || exit 1; done; "$1" "$2/test_zone_rpz_updates.py" "$3" --names 2000 --replace 1100 || exit 1; "$1" "$2/test_zone_rpz_updates.py" "$3" --names 100000 --addr 10000 --replace 1000 --replace-addr 5000 --updates 20 --rss-growth 1.1 || exit 1; "$1" "$2/test_zone_rpz_updates.py" "$3" --names 20000 --addr 0 --replace 0 --replace-addr 0 --rotate 1200 --updates 40 --rss-growth 1.05' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	zone-url) run zone-url "$PYTHON" "$here/test_zone_url.py" "$bld" ;;
 	zone-rpz) run zone-rpz "$PYTHON" "$here/test_zone_rpz.py" "$bld" ;;

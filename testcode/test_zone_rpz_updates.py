@@ -11,16 +11,19 @@ A 192.0.2.2), and answers IXFR from its journal; unbound takes it in an
 rpz: clause with a zonefile. The zone is updated --updates times, each
 update replacing --replace QNAME triggers and --replace-addr address
 triggers by new ones (an IXFR of few changes is applied in place; over
-1000 RRs and an eighth of the zone, to a copy). After every update the
-new serial must be served and written. Then:
+1000 RRs and an eighth of the zone, to a copy). With --rotate N, N more
+QNAME triggers stay in every version with two A RRs, 192.0.2.1 and one
+that every update changes (198.18.x.y): the trigger stays while an RR
+of it is replaced. After every update the new serial must be served and
+written. Then:
 - Knot's log shows one AXFR, the first transfer, and IXFRs after it;
 - with --rss-growth F, unbound's resident memory (VmRSS) after the last
   update is at most F times what it was after the first.
 
 usage: test_zone_rpz_updates.py BUILDDIR [--io-thread yes|no]
                                 [--names N] [--addr N] [--replace N]
-                                [--replace-addr N] [--updates N]
-                                [--rss-growth F]"""
+                                [--replace-addr N] [--rotate N]
+                                [--updates N] [--rss-growth F]"""
 
 import argparse
 import os
@@ -37,12 +40,16 @@ TRIGGER_A = "192.0.2.1"
 ADDR_A = "192.0.2.2"
 
 
-def rpz_text(serial, labels, addrs):
+def rpz_text(serial, labels, addrs, rotate=0):
     """The zone: QNAME triggers for labels, rpz-ip triggers for the
-    numbers in addrs (10.x.y.z/32)."""
+    numbers in addrs (10.x.y.z/32), and rotate triggers r<i>.bench whose
+    second A RR is the serial's."""
     return rpz_qname_zone(ZONE, serial, labels, TRIGGER_A) + "".join(
         "32.%d.%d.%d.10.rpz-ip IN A %s\n" % (n & 255, (n >> 8) & 255, (n >> 16) & 255, ADDR_A)
-        for n in addrs)
+        for n in addrs) + "".join(
+        "r%d.bench IN A %s\nr%d.bench IN A 198.18.%d.%d\n"
+        % (i, TRIGGER_A, i, (serial >> 8) & 255, serial & 255)
+        for i in range(rotate))
 
 
 def transfers(knot):
@@ -64,6 +71,7 @@ def main():
     ap.add_argument("--addr", type=int, default=20)
     ap.add_argument("--replace", type=int, default=1)
     ap.add_argument("--replace-addr", type=int, default=1)
+    ap.add_argument("--rotate", type=int, default=0)
     ap.add_argument("--updates", type=int, default=7)
     ap.add_argument("--rss-growth", type=float)
     a = ap.parse_args()
@@ -73,7 +81,7 @@ def main():
     next_addr = a.addr
 
     with tempfile.TemporaryDirectory(prefix="steady-rpz-updates-") as d:
-        knot, ub = rpz_from_knot(d, a.build, ZONE, rpz_text(1, labels, addrs),
+        knot, ub = rpz_from_knot(d, a.build, ZONE, rpz_text(1, labels, addrs, a.rotate),
                                  a.io_thread == "yes")
         rss = []
         try:
@@ -88,7 +96,7 @@ def main():
                 for i in range(a.replace_addr):
                     addrs[(k + i) % a.addr] = next_addr
                     next_addr += 1
-                ok = knot_update(knot, ub, ZONE, serial, rpz_text(serial, labels, addrs))
+                ok = knot_update(knot, ub, ZONE, serial, rpz_text(serial, labels, addrs, a.rotate))
                 check(ok, "serial %d transferred and written" % serial)
                 if not ok:
                     break

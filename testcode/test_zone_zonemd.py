@@ -61,8 +61,16 @@ either before the fix.)
   the new config also loses the trust anchor: the check of the data kept
   needs no lookup, must be made and fail: serial 1 is then neither
   served nor written, and the failure is logged.
-- With --fast-reload (with --anchor-removed-at-reload or
-  --enabled-at-reload), the reload is unbound-control fast_reload, whose
+- With --anchor-added-at-reload (issue 66's finding 3), the config has
+  no trust anchor at first: serial 1 passes its check without a lookup
+  and is served and written. Its zonefile is then replaced by an older
+  serial (0), the trust anchor is added to the config and unbound
+  reloads: the reload keeps serial 1, which now needs a check with a
+  lookup (DS held): for --hold seconds it must be neither served nor
+  written, then, the DS let go, served and written.
+- With --fast-reload (with --anchor-removed-at-reload,
+  --enabled-at-reload or --anchor-added-at-reload), the reload is
+  unbound-control fast_reload, whose
   new zone is read from the zonefile and takes the data kept from the
   zone served (auth_zone_fast_reload_keep_newer): the same must hold.
 - With --io-check (verbosity 4), the log must show that the check after
@@ -84,7 +92,8 @@ either before the fix.)
 usage: test_zone_zonemd.py BUILDDIR [--names N] [--release-delay S]
        [--io-check] [--hold S] [--io-thread yes|no]
        [--disable-at-reload [--rename-zonefile]] [--rollover]
-       [--anchor-removed-at-reload] [--enabled-at-reload] [--fast-reload]
+       [--anchor-removed-at-reload] [--enabled-at-reload]
+       [--anchor-added-at-reload] [--fast-reload]
        [--queued-write]
        [--big-names N] [--show-log]"""
 
@@ -410,19 +419,29 @@ def anchor_removed_at_reload(ub, hold, check, fast):
           "its ZONEMD check was made at the reload, and failed")
 
 
-def enabled_at_reload(ub, proxy, hold, check, fast, no_anchor):
+def enabled_at_reload(ub, proxy, hold, check, fast, no_anchor, anchor=None):
     """zonemd-check is turned on at a reload that keeps serial 1 over an
     older zonefile: serial 1 waits for its check (DS held) before it is
     served and written. no_anchor: the trust anchor goes too, and serial
-    1 (a wrong digest) fails its check at the reload."""
+    1 (a wrong digest) fails its check at the reload. anchor: instead,
+    zonemd-check was on and the reload adds this trust anchor line."""
+    what = "with zonemd-check and no trust anchor" if anchor else \
+        "without zonemd-check"
     check(ub.wait_serial(ZONE, 1, timeout=60),
-          "serial 1 served and written without zonemd-check (served %s, file %s)"
-          % (ub.serial(ZONE), file_serial(ub.zonefile(ZONE))))
+          "serial 1 served and written %s (served %s, file %s)"
+          % (what, ub.serial(ZONE), file_serial(ub.zonefile(ZONE))))
     write_zone(ub.zonefile(ZONE), ZONE, 0, 10)
     with open(ub.conf) as f:
         text = f.read()
-    text = text.replace('\tname: "%s"\n' % ZONE,
-                        '\tname: "%s"\n\tzonemd-check: yes\n' % ZONE)
+    if anchor:
+        mc = '\tmodule-config: "validator iterator"\n'
+        check(mc in text, "the config has the validator")
+        text = text.replace(mc, mc + anchor)
+        what = "added its trust anchor"
+    else:
+        text = text.replace('\tname: "%s"\n' % ZONE,
+                            '\tname: "%s"\n\tzonemd-check: yes\n' % ZONE)
+        what = "turned zonemd-check on"
     if no_anchor:
         text = re.sub(r"\ttrust-anchor-file: .*\n", "", text)
     with open(ub.conf, "w") as f:
@@ -442,9 +461,9 @@ def enabled_at_reload(ub, proxy, hold, check, fast, no_anchor):
           % proxy.ds_queries)
     served, written = watch(ub, hold)
     check(not served and 1 not in written, "serial 1, kept over an older zonefile "
-          "by a reload that turned zonemd-check on, neither served nor written "
+          "by a reload that %s, neither served nor written "
           "while its check waits for the DS lookup (served %s, zonefile %s)"
-          % (sorted(served), sorted(written)))
+          % (what, sorted(served), sorted(written)))
     proxy.release()
     check(ub.wait_serial(ZONE, 1, timeout=60),
           "serial 1 served and written after its check passed (served %s, file %s)"
@@ -464,6 +483,7 @@ def main():
     ap.add_argument("--rollover", action="store_true")
     ap.add_argument("--anchor-removed-at-reload", action="store_true")
     ap.add_argument("--enabled-at-reload", action="store_true")
+    ap.add_argument("--anchor-added-at-reload", action="store_true")
     ap.add_argument("--fast-reload", action="store_true")
     ap.add_argument("--queued-write", action="store_true")
     ap.add_argument("--big-names", type=int, default=20000)
@@ -499,6 +519,15 @@ def main():
                 text = f.read()
             with open(ub.conf, "w") as f:
                 f.write(text.replace("\tzonemd-check: yes\n", ""))
+        anchor = None
+        if a.anchor_added_at_reload:
+            with open(ub.conf) as f:
+                text = f.read()
+            m = re.search(r"\ttrust-anchor-file: .*\n", text)
+            check(m is not None, "the config names a trust anchor")
+            anchor = m.group(0)
+            with open(ub.conf, "w") as f:
+                f.write(text.replace(anchor, ""))
         rc = None
         wrapper, slow = None, os.path.join(d, "slow")
         if a.queued_write:
@@ -508,9 +537,9 @@ def main():
                        "STEADY_SLOW_EVERY=10"]
         try:
             ub.start(wrapper=wrapper)
-            if a.enabled_at_reload:
+            if a.enabled_at_reload or a.anchor_added_at_reload:
                 enabled_at_reload(ub, proxy, a.hold, check, a.fast_reload,
-                                  a.anchor_removed_at_reload)
+                                  a.anchor_removed_at_reload, anchor)
                 raise StopIteration
             pending_checks(ub, proxy, a.hold, check)
             if a.anchor_removed_at_reload:
