@@ -173,6 +173,8 @@ fuzz: fork-fuzz fork-asan
 soak: deps-test fork-asan
 	/usr/bin/python3 testcode/soak.py $(B)/fork-asan --duration $${DURATION:-1800} \
 		--report $(B)/soak.md
+	# the allocation-failure check, every allocation (make test samples it)
+	sh testcode/alloc_sweeps.sh $(B)/fork-asan --all
 
 # Every benchmark, one after the other, into doc/bench/REPORT.md and its
 # plots (bench/report.py). QUICK=1: small sizes and short runs into

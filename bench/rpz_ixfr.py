@@ -15,10 +15,13 @@ zonefile holds the new serial (and 1 s more, for the work after it):
         (testcode/harness/dnsprobe.c) asking a trigger that stays, at --rate qps
         (every query is checked against the RPZ, under its zone lock);
   apply seconds until the last new trigger answers.
-Median (min-max) of --reps runs each.
+Median (min-max) of --reps runs each. With --addr N the zone also has
+N rpz-ip triggers (10.x.y.z/32, local data A 192.0.2.2), and the updates
+replace --sizes of those instead (an update is applied when the
+zonefile holds its serial).
 
 usage: flock build/.bench.lock bench/rpz_ixfr.py [--names 1000000]
-       [--sizes 10,1000,50000] [--reps 3] [--threads 1] [--rate 1000]
+       [--addr 0] [--sizes 10,1000,50000] [--reps 3] [--threads 1] [--rate 1000]
        [--builds stock=build/stock,fork=build/fork] [--out FILE]
   --builds  label=builddir pairs, run in this order; the ratio rows
             divide each by the first"""
@@ -49,8 +52,10 @@ class RpzZone:
     """The triggers t<i>.bench. of the zone; an update replaces a block of
     them by u<serial>-<i>.bench."""
 
-    def __init__(self, names):
+    def __init__(self, names, addr=0):
         self.labels = ["t%d" % i for i in range(names)]
+        self.addrs = list(range(addr))
+        self.next_addr = addr
         self.serial = 1
         self.offset = 0
 
@@ -59,11 +64,21 @@ class RpzZone:
                 "86400 300\n@ IN NS ns\nns IN A 127.0.0.1\n%s IN A %s\n" % (
                     ZONE, ZONE, ZONE, self.serial, PROBE.split(".")[0] + ".bench",
                     TRIGGER_A))
-        return head + "".join("%s.bench IN A %s\n" % (l, TRIGGER_A) for l in self.labels)
+        return head + "".join("%s.bench IN A %s\n" % (l, TRIGGER_A) for l in self.labels) \
+            + "".join("32.%d.%d.%d.10.rpz-ip IN A 192.0.2.2\n" % (
+                n & 255, (n >> 8) & 255, (n >> 16) & 255) for n in self.addrs)
 
     def update(self, count):
-        """Replace count triggers; returns the last new name."""
+        """Replace count triggers (address triggers, if the zone has
+        them); returns the last new name, None for address triggers."""
         self.serial += 1
+        if self.addrs:
+            n = len(self.addrs)
+            for j in range(count):
+                self.addrs[(self.offset + j) % n] = self.next_addr
+                self.next_addr += 1
+            self.offset = (self.offset + count) % n
+            return None
         n = len(self.labels)
         for j in range(count):
             i = (self.offset + j) % n
@@ -128,7 +143,8 @@ def one_run(label, build, zone, knot, sizes, threads, rate, probe_exe, tmp):
                 now = time.monotonic()
                 if now - t0 > 600:
                     raise RuntimeError("update of %d not applied after 600 s" % size)
-                if applied is None and triggered(ub.port, last):
+                if applied is None and (triggered(ub.port, last) if last else
+                                        file_serial(ub.zonefile(ZONE)) == zone.serial):
                     applied = now - t0
                 if applied is not None and file_serial(ub.zonefile(ZONE)) == zone.serial:
                     break
@@ -168,6 +184,7 @@ def ratio(res, label, base, size, key):
 def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
     ap.add_argument("--names", type=int, default=1000000)
+    ap.add_argument("--addr", type=int, default=0)
     ap.add_argument("--sizes", default="10,1000,50000")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
@@ -181,7 +198,7 @@ def main():
     res = {label: [] for label, _ in builds}
     with tempfile.TemporaryDirectory(prefix="steady-rpz-bench-") as tmp:
         probe_exe = build_probe(tmp)
-        zone = RpzZone(a.names)
+        zone = RpzZone(a.names, a.addr)
         knot = KnotPrimary(os.path.join(tmp, "knot"), [ZONE])
         zone.write(knot.zonefile(ZONE))
         knot.start({ZONE: zone.serial}, timeout=600)
@@ -199,14 +216,17 @@ def main():
         finally:
             knot.stop()
     rows = ["# RPZ updates by IXFR: stock and fork", "",
-            "Command: `flock build/.bench.lock bench/rpz_ixfr.py --names %d --sizes %s "
+            "Command: `flock build/.bench.lock bench/rpz_ixfr.py --names %d%s --sizes %s "
             "--reps %d --threads %d --rate %d --builds %s%s`" % (
-                a.names, a.sizes, a.reps, a.threads, a.rate, a.builds,
+                a.names, " --addr %d" % a.addr if a.addr else "", a.sizes, a.reps,
+                a.threads, a.rate, a.builds,
                 " --out " + a.out if a.out else ""), "",
-            "An RPZ of %d QNAME triggers from Knot (AXFR, then IXFRs that each replace "
-            "the given number of triggers); unbound with %d thread(s). Median (min–max) "
+            "An RPZ of %d QNAME triggers%s from Knot (AXFR, then IXFRs that each replace "
+            "the given number of %s triggers); unbound with %d thread(s). Median (min–max) "
             "of %d runs; each update from its NOTIFY until the new triggers answer and "
-            "the zonefile is written, plus 1 s." % (a.names, a.threads, a.reps), "",
+            "the zonefile is written, plus 1 s." % (
+                a.names, " and %d rpz-ip triggers" % a.addr if a.addr else "",
+                "address" if a.addr else "QNAME", a.threads, a.reps), "",
             "| triggers replaced | build | CPU, s | peak RSS, MB | RSS before, MB | "
             "probe max, ms | lost | applied after, s |",
             "|---|---|---|---|---|---|---|---|"]

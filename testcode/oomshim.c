@@ -1,6 +1,7 @@
 /*
- * oomshim.c: LD_PRELOAD shim for testcode/test_zone_oom.py. It makes
- * chosen allocations fail, and holds a zonefile write half way, both only
+ * oomshim.c: LD_PRELOAD shim for testcode/test_zone_oom.py and the other
+ * allocation-failure tests. It makes chosen allocations fail, and holds a
+ * zonefile write half way, both only
  * while a trigger file exists, so that the test decides when.
  *
  * Built by the test: cc -shared -fPIC -o oomshim.so oomshim.c -ldl
@@ -35,6 +36,15 @@
  *                       it is removed (a ZONEMD hash is held at the rrset
  *                       of that canonical length)
  *   STEADY_HOLD_DIGEST_LEN  the length of the digest updates to hold
+ *   STEADY_OOM_NTH_TRIGGER  a path: while it exists, every malloc() and
+ *                       calloc() is counted, in all threads, and the one
+ *                       numbered STEADY_OOM_NTH (from 1) returns NULL:
+ *                       the allocation-failure sweep of
+ *                       test_zone_alloc_sweep.py. The failure is logged
+ *                       as "fail nth N malloc|calloc SIZE" (under ASan
+ *                       its stack goes to stderr), and the count as
+ *                       "count nth C" when the process exits
+ *   STEADY_OOM_NTH      the number of the allocation to fail
  *   STEADY_OOM_LOG      a file; a line is appended for every failed
  *                       allocation ("fail calloc 392", "fail strdup S")
  *                       and for a write that is held ("hold PATH") and
@@ -109,6 +119,49 @@ hold_while(const char* env, const char* kind, const char* arg)
 	note(what, arg);
 }
 
+/* allocations counted while STEADY_OOM_NTH_TRIGGER existed */
+static unsigned long nth_count;
+
+/* AddressSanitizer's stack printer, when it is loaded; its unwinder does
+ * not allocate, as backtrace() does (it loads libgcc) */
+extern void __sanitizer_print_stack_trace(void) __attribute__((weak));
+
+/* true if this allocation is number STEADY_OOM_NTH of those made while
+ * STEADY_OOM_NTH_TRIGGER exists; then it is logged, and under ASan its
+ * stack is printed to stderr */
+static int
+nth_fail(const char* kind, size_t size)
+{
+	const char* s = getenv("STEADY_OOM_NTH");
+	unsigned long n;
+	char b[64];
+	if(!s || !*s || !exists("STEADY_OOM_NTH_TRIGGER"))
+		return 0;
+	n = __atomic_add_fetch(&nth_count, 1, __ATOMIC_SEQ_CST);
+	if(n != strtoul(s, NULL, 10))
+		return 0;
+	snprintf(b, sizeof(b), "%lu %s %lu", n, kind, (unsigned long)size);
+	note("fail nth", b);
+	if(__sanitizer_print_stack_trace) {
+		fprintf(stderr, "oomshim: fail nth %s, at:\n", b);
+		__sanitizer_print_stack_trace();
+	}
+	return 1;
+}
+
+/* the count of the sweep, when the process exits */
+static void __attribute__((destructor))
+nth_report(void)
+{
+	char b[32];
+	const char* s = getenv("STEADY_OOM_NTH");
+	if(!s || !*s)
+		return;
+	snprintf(b, sizeof(b), "%lu", __atomic_load_n(&nth_count,
+		__ATOMIC_SEQ_CST));
+	note("count nth", b);
+}
+
 /* true if this matching allocation is to fail */
 static int
 fail_now(const char* trigger, unsigned long* matched)
@@ -162,6 +215,10 @@ calloc(size_t nmemb, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if(nth_fail("calloc", nmemb*size)) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	return real_calloc(nmemb, size);
 }
 
@@ -211,6 +268,11 @@ malloc(size_t size)
 		char b[32];
 		snprintf(b, sizeof(b), "%lu", (unsigned long)size);
 		note("fail malloc", b);
+		inside = 0;
+		errno = ENOMEM;
+		return NULL;
+	}
+	if(nth_fail("malloc", size)) {
 		inside = 0;
 		errno = ENOMEM;
 		return NULL;

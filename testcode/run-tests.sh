@@ -12,7 +12,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   hash-unit upstream-unit-lookup3 hash-unit-lookup3 dnssec dnssec-lookup3 upstream-unit-debug upstream-unit-nothreads upstream-unit-32 upstream-unit-tsan upstream-unit-asan cache-unit-32 zone-transfer zone-transfer-debug zone-lock-order zone-transfer-nothreads zone-ixfr zone-ixfr-fail zone-inplace-lock zone-roundtrip zone-faults zone-kill zone-shutdown
   zone-reload zone-reload-nomem zone-reload-kind zone-zonemd zone-zonemd-pending zone-zonemd-reload zone-zonemd-off zone-zonemd-kept zone-zonemd-rollover zone-fast-reload zone-fast-reload-apply zone-fast-reload-tsan
   zone-rpz-updates zone-health zone-journal zone-crash-points zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff zone-url zone-rpz zone-rpz-memory zone-rpz-ixfr-fail zone-notify zone-valgrind zone-stall zone-stall-proof zone-tsan zone-oom
-  zone-apply-nomem
+  zone-apply-nomem zone-alloc-sweep
   control-lines soak cve-warnings parse-ptrs
   fuzz-lruhash fuzz-zonefile-roundtrip fuzz-zonefile-read fuzz-config
   (wildcard-proof needs make hashbug, rpz-hash-proof and tdir-base-failures make stock,
@@ -22,7 +22,7 @@ usage="usage: run-tests.sh BUILDDIR [TEST ...]
   upstream-unit-32 and cache-unit-32 make fork-32, stats-passes-dnscrypt make fork-dnscrypt,
   upstream-unit-tsan, zone-tsan and zone-fast-reload-tsan make fork-tsan,
   upstream-unit-asan, zone-fast-reload, zone-fast-reload-apply, zone-reload-nomem, zone-rpz-ixfr-fail, zone-oom,
-  zone-apply-nomem, zone-rpz-steps, zone-rpz-fail-closed, zone-axfr-diff, soak and fuzz-config make fork-asan;
+  zone-apply-nomem, zone-rpz-steps, zone-rpz-fail-closed, zone-axfr-diff, zone-alloc-sweep, soak and fuzz-config make fork-asan;
   SOAK_SECONDS, default 120, is the soak's length,
   fuzz-* make fork-fuzz; FUZZ_SECONDS, default 30, is each fuzz run,
   FUZZ_SEED, default 1, its seed) upstream-export check-series deb deb-upgrade
@@ -70,7 +70,7 @@ default=0
 	libunbound-hashcheck deb-version security-status readme-facts build-noparser \
 	zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom zone-apply-nomem \
 	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover \
-	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates zone-health zone-journal zone-crash-points zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff \
+	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates zone-health zone-journal zone-crash-points zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff zone-alloc-sweep \
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug zone-lock-order control-lines \
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem \
 	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec \
@@ -96,7 +96,7 @@ pooled="check-series upstream-unit-asan upstream-unit-tsan fuzz-config
 # the pool).
 paired="zone-rpz-ixfr-fail zone-zonemd zone-fast-reload zone-reload zone-ixfr-fail zone-oom zone-apply-nomem
 	zone-zonemd-off zone-zonemd-kept zone-kill zone-valgrind zone-zonemd-pending zone-zonemd-rollover
-	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates zone-health zone-journal zone-crash-points zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff
+	wildcard-proof rpz-hash-proof zone-rpz-memory wildcard-hash zone-rpz-updates zone-health zone-journal zone-crash-points zone-rpz-steps zone-rpz-fail-closed zone-axfr-diff zone-alloc-sweep
 	stats-passes stats-passes-dnscrypt zone-transfer zone-transfer-debug zone-lock-order control-lines
 	zone-ixfr zone-roundtrip stats-interval zone-shutdown zone-reload-nomem
 	zone-transfer-nothreads zone-faults zone-rpz monitoring smoke zone-reload-kind dnssec
@@ -296,6 +296,7 @@ run_test() {
 		sh "$PYTHON" "$here" "$bld" "$top/build/src" ;;
 	zone-journal) run zone-journal "$PYTHON" "$here/test_zone_journal.py" "$top/build/fork-asan" ;;
 	zone-crash-points) run zone-crash-points "$PYTHON" "$here/test_zone_crash_points.py" "$bld" ;;
+	zone-alloc-sweep) run zone-alloc-sweep sh "$here/alloc_sweeps.sh" "$top/build/fork-asan" ;;
 	zone-rpz-steps) run zone-rpz-steps "$PYTHON" "$here/test_zone_rpz_steps.py" "$top/build/fork-asan" ;;
 	zone-rpz-fail-closed) run zone-rpz-fail-closed "$PYTHON" "$here/test_zone_rpz_fail_closed.py" "$top/build/fork-asan" ;;
 	zone-axfr-diff) run zone-axfr-diff "$PYTHON" "$here/test_zone_axfr_diff.py" "$top/build/fork-asan" ;;
