@@ -20,7 +20,6 @@ usage: test_parse_oom.py BUILDDIR [--sample N] [--seed S] [--all] [--k K,...]"""
 
 import argparse
 import os
-import random
 import sys
 import tempfile
 
@@ -28,22 +27,11 @@ import dns.message
 import dns.query
 
 from harness.server import Unbound, loopback_conf
-from harness.zone import build_preload, checker, preload_env, shim_log_lines, verdict
+from harness.zone import (build_preload, checker, nth_count, nth_wrapper, rm,
+                          shim_log_lines, sweep_choice, touch, verdict)
 from test_parse_ptrs import ZONE, ChainServer
 
 NAME = "big." + ZONE
-
-
-def touch(path):
-    with open(path, "w"):
-        pass
-
-
-def rm(path):
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def ask(ub):
@@ -85,9 +73,7 @@ def main():
                         clauses=["stub-zone:", '\tname: "%s"' % ZONE,
                                  "\tstub-addr: 127.0.0.1@%d" % srv.port]))
                 ub.log = os.path.join(ub.rundir, "stdout.log")
-                ub.start(wrapper=["env"] + preload_env(build, shim) + [
-                    "STEADY_OOM_NTH_TRIGGER=" + trigger, "STEADY_OOM_NTH=%d" % nth,
-                    "STEADY_OOM_LOG=" + log])
+                ub.start(wrapper=nth_wrapper(build, shim, trigger, nth, log))
                 touch(trigger)
                 ask(ub)
                 rm(trigger)
@@ -103,24 +89,19 @@ def main():
                     print("unbound log (oomshim prints the stack of the failed "
                           "allocation):\n" + ub.read_log()[-5000:])
                 return alive and status == 0, malformed, rc, \
-                    shim_log_lines(log, "fail nth"), shim_log_lines(log, "count nth")
+                    shim_log_lines(log, "fail nth")
 
-            alive, malformed, rc, _, count = run(1 << 60)
-            n = int(count[-1].split()[-1]) if count else 0
+            alive, malformed, rc, _ = run(1 << 60)
+            n = nth_count(log)
             print("allocations of one query (count run): %d" % n)
             check(alive and malformed == 0 and rc == 0 and n > 0,
                   "count run: answered, not counted as malformed")
-            if a.k:
-                ks = [int(k) for k in a.k.split(",")]
-            elif a.all or a.sample >= n:
-                ks = list(range(1, n + 1))
-            else:
-                rnd = random.Random(a.seed)
-                ks = sorted(set([1, n] + rnd.sample(range(2, n), max(0, a.sample - 2))))
+            ks = sweep_choice(n, a.sample, a.seed, a.all, a.k)
             for k in ks:
-                alive, malformed, rc, failed, _ = run(k)
+                alive, malformed, rc, failed = run(k)
                 check(alive and malformed == 0 and rc == 0,
-                      "K=%d (%s): unbound runs (%s), total.num.malformed_replies %s, "
+                      "K=%d (%s): unbound runs and stops with status 0 (%s), "
+                      "total.num.malformed_replies %s, "
                       "answered after (rcode %s)" % (k, failed or "none failed",
                                                      alive, malformed, rc))
             print("runs: %d (K = %s)" % (len(ks), " ".join(str(k) for k in ks)))

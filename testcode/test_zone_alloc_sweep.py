@@ -41,7 +41,6 @@ usage: test_zone_alloc_sweep.py BUILDDIR [--names N] [--vary N] [--k K,...]
 
 import argparse
 import os
-import random
 import sys
 import tempfile
 import time
@@ -51,23 +50,12 @@ import dns.query
 import dns.rdatatype
 
 from harness.zone import (KnotPrimary, Primary, Secondary, asan_build, build_preload,
-                          check_zonefile, checker, disk_serial, notify,
-                          preload_env, rpz_clause, sanitizer_reports, shim_log_lines,
+                          check_zonefile, checker, disk_serial, notify, nth_count,
+                          nth_wrapper, rm, rpz_clause, sanitizer_reports,
+                          shim_log_lines, sweep_choice, touch,
                           verdict, wait_for, write_zone)
 
 ZONE = "sweep.example."
-
-
-def touch(path):
-    with open(path, "w"):
-        pass
-
-
-def rm(path):
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def served_version(port, rpz=False):
@@ -126,14 +114,7 @@ class Sweep:
             rpz_clause(ub, ZONE)
         for f in (self.log, self.trigger, ub.log, os.path.join(self.rundir, "stdout.log")):
             rm(f)
-        # the slow unwinder: the shim has no frame pointers, and a
-        # leak's stack would end in it
-        env = [e + ":fast_unwind_on_malloc=0" if e.startswith("ASAN_OPTIONS=") else e
-               for e in preload_env(self.a.build, self.shim)]
-        wrapper = ["env"] + env + [
-            "STEADY_OOM_NTH_TRIGGER=" + self.trigger, "STEADY_OOM_NTH=%d" % nth,
-            "STEADY_OOM_LOG=" + self.log]
-        ub.start(wrapper=wrapper)
+        ub.start(wrapper=nth_wrapper(self.a.build, self.shim, self.trigger, nth, self.log))
         return ub
 
     def served(self, ub):
@@ -172,8 +153,7 @@ class Sweep:
         check(ok, "count run: serial %d served and written" % self.serial)
         rc = ub.stop()
         check(rc == 0, "count run: unbound exit status %s" % rc)
-        lines = shim_log_lines(self.log, "count nth")
-        return int(lines[-1].split()[-1]) if lines else 0
+        return nth_count(self.log)
 
     def run(self, k, check):
         """One run that fails allocation k; returns whether it passed."""
@@ -270,13 +250,7 @@ def main():
             print("allocations of one update (count run): %d" % n)
             check(n > 0, "the shim counted the update's allocations")
             if n > 0:
-                if a.k:
-                    ks = [int(k) for k in a.k.split(",")]
-                elif a.all or a.sample >= n:
-                    ks = list(range(1, n + 1))
-                else:
-                    rnd = random.Random(a.seed)
-                    ks = sorted(set([1, n] + rnd.sample(range(2, n), max(0, a.sample - 2))))
+                ks = sweep_choice(n, a.sample, a.seed, a.all, a.k)
                 passed = 0
                 for k in ks:
                     if sw.run(k, check):

@@ -33,24 +33,12 @@ import tempfile
 import time
 
 from harness.zone import (Primary, Secondary, asan_build, build_preload, check_zonefile,
-                          file_serial, notify, preload_env, shim_log_lines, struct_size,
-                          verdict, write_zone)
+                          file_serial, notify, preload_env, rm, shim_log_lines, struct_size,
+                          touch, verdict, write_zone)
 
 ZONE = "example.net."
 N = 200000
 PHASES = ("calloc", "strdup", "reload")
-
-
-def touch(path):
-    with open(path, "w"):
-        pass
-
-
-def rm(path):
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def main():

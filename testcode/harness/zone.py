@@ -549,6 +549,50 @@ def preload_env(builddir, shim):
     return env
 
 
+def touch(path):
+    """Create the file path, empty (an LD_PRELOAD shim's trigger)."""
+    with open(path, "w"):
+        pass
+
+
+def rm(path):
+    """Remove the file path if it is there."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def nth_wrapper(builddir, shim, trigger, nth, log):
+    """The command line (env(1)) that runs builddir's unbound with
+    testcode/oomshim.c failing allocation number nth of those made while
+    the file trigger exists, logged to log; under AddressSanitizer with
+    its slow unwinder, since the shim has no frame pointers and a leak's
+    stack would end in it."""
+    env = [e + ":fast_unwind_on_malloc=0" if e.startswith("ASAN_OPTIONS=") else e
+           for e in preload_env(builddir, shim)]
+    return ["env"] + env + ["STEADY_OOM_NTH_TRIGGER=" + trigger,
+                            "STEADY_OOM_NTH=%d" % nth, "STEADY_OOM_LOG=" + log]
+
+
+def nth_count(log):
+    """The allocations that oomshim.c counted, from its log at the exit."""
+    lines = shim_log_lines(log, "count nth")
+    return int(lines[-1].split()[-1]) if lines else 0
+
+
+def sweep_choice(n, sample, seed, every=False, given=None):
+    """The allocations to fail of a sweep over n: given ("K,K,..."), all
+    with every or when sample covers them, else sample of them at random
+    (seed), the first and the last always."""
+    if given:
+        return [int(k) for k in given.split(",")]
+    if every or sample >= n:
+        return list(range(1, n + 1))
+    rnd = random.Random(seed)
+    return sorted(set([1, n] + rnd.sample(range(2, n), max(0, sample - 2))))
+
+
 def shim_log_lines(path, prefix):
     """The lines of an LD_PRELOAD shim's log (oomshim.c's STEADY_OOM_LOG)
     that start with prefix ("fail", "hold", "release"); none before the
