@@ -232,9 +232,12 @@ run_test() {
 	zone-inplace-lock) run zone-inplace-lock "$PYTHON" "$here/test_zone_inplace_lock.py" "$bld" ;;
 	zone-reload-kind) run zone-reload-kind sh -c 'for m in yes no; do "$1" "$2/test_zone_reload_kind.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
-	# and a zonefile write queued before an apply whose check waits
+	# and a zonefile write queued before an apply whose check waits, and
+	# the write after a check that a worker made when its job to the I/O
+	# thread could not be allocated
 	zone-zonemd) run zone-zonemd sh -c '"$1" "$2/test_zone_zonemd.py" "$3" --io-check &&
-		"$1" "$2/test_zone_zonemd.py" "$3" --queued-write --io-thread yes' \
+		"$1" "$2/test_zone_zonemd.py" "$3" --queued-write --io-thread yes &&
+		"$1" "$2/test_zone_zonemd.py" "$3" --names 2000 --queue-nomem --io-thread yes' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	# zone-zonemd runs it with the auth-zone I/O thread, this without
 	zone-zonemd-pending) run zone-zonemd-pending "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
@@ -261,9 +264,11 @@ run_test() {
 	# the lookup ends while the I/O thread applies serial 2
 	zone-zonemd-rollover) run zone-zonemd-rollover "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
 		--rollover --release-delay 0 --io-thread yes ;;
-	# and the I/O thread's check of it, held, with queries meanwhile
+	# and the I/O thread's check of it, held, with queries meanwhile; and
+	# auth_zone_reload, without a zonefile, of data whose check failed
 	zone-zonemd-reload) run zone-zonemd-reload sh -c 'for m in yes no; do "$1" "$2/test_zone_zonemd_reload.py" "$3" --io-thread $m || exit 1; done &&
-		"$1" "$2/test_zone_zonemd_reload.py" "$3" --io-thread yes --held-hash' \
+		"$1" "$2/test_zone_zonemd_reload.py" "$3" --io-thread yes --held-hash &&
+		"$1" "$2/test_zone_zonemd.py" "$3" --names 2000 --reload-failed --io-thread yes' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	# fast_reload with and without +p under ASan; under TSan without +p
 	# only: with +p, TSan reports races in upstream's own +p code

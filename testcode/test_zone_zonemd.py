@@ -68,6 +68,20 @@ either before the fix.)
   reloads: the reload keeps serial 1, which now needs a check with a
   lookup (DS held): for --hold seconds it must be neither served nor
   written, then, the DS let go, served and written.
+- With --reload-failed (issue 66's finding 4), serial 1 has a wrong
+  ZONEMD digest; its check fails when the DS is let go, so nothing is
+  written. Then unbound-control flush_zone example. (the keys the check
+  cached) and auth_zone_reload of the zone, which has no zonefile to
+  read: the data in use is checked again, and that check waits for a
+  held DS lookup. For --hold seconds from the reload serial 1 must not be
+  served, and after the DS is let go the check must fail again and the
+  zone answer SERVFAIL.
+- With --queue-nomem (the I/O thread; issue 66's finding 7), when the
+  DS of serial 1's check is let go, testcode/oomshim.c fails the calloc
+  of the job that would take the check's hash to the I/O thread: the
+  worker makes the check itself, and the zonefile it then writes must
+  be written by the I/O thread, the zonefiles' one writer while it runs
+  (it keeps the journal and what is on disk), not by the worker.
 - With --fast-reload (with --anchor-removed-at-reload,
   --enabled-at-reload or --anchor-added-at-reload), the reload is
   unbound-control fast_reload, whose
@@ -93,8 +107,8 @@ usage: test_zone_zonemd.py BUILDDIR [--names N] [--release-delay S]
        [--io-check] [--hold S] [--io-thread yes|no]
        [--disable-at-reload [--rename-zonefile]] [--rollover]
        [--anchor-removed-at-reload] [--enabled-at-reload]
-       [--anchor-added-at-reload] [--fast-reload]
-       [--queued-write]
+       [--anchor-added-at-reload] [--fast-reload] [--reload-failed]
+       [--queued-write] [--queue-nomem]
        [--big-names N] [--show-log]"""
 
 import argparse
@@ -102,6 +116,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -114,8 +129,9 @@ import dns.rdatatype
 
 from harness.server import free_port
 from harness.zone import (KnotPrimary, Primary, Secondary, SignedDelegation,
-                      build_preload, checker, file_serial, notify, verdict,
-                      wait_for, write_zone)
+                      build_preload, checker, file_serial, notify, preload_env, rm,
+                      shim_log_lines, struct_size, touch, verdict, wait_for,
+                      write_zone)
 
 PARENT = "example."
 ZONE = "sec.example."
@@ -386,6 +402,118 @@ def disable_at_reload(ub, hold, check, renamed=None):
               hold, ub.serial(ZONE), file_serial(ub.zonefile(ZONE))))
 
 
+def answers_for(ub, seconds):
+    """The A answers of h1 of ZONE for seconds, asked one at a time with a
+    short timeout (half of them go to a worker that may be held): how
+    many had data, and how many answered at all."""
+    data = answered = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        q = dns.message.make_query("h1.%s" % ZONE, "A")
+        try:
+            r = dns.query.udp(q, "127.0.0.1", port=ub.port, timeout=0.2)
+        except Exception:
+            continue
+        answered += 1
+        if r.answer:
+            data += 1
+    return data, answered
+
+
+def queue_nomem(ub, proxy, nomem, shimlog, check):
+    """The job that takes the check's hash to the I/O thread cannot be
+    allocated: the worker checks, and the I/O thread writes."""
+    touch(nomem)
+    proxy.release()
+    check(ub.wait_serial(ZONE, 1, timeout=60),
+          "serial 1 served and written after its check (served %s, file %s)"
+          % (ub.serial(ZONE), file_serial(ub.zonefile(ZONE))))
+    rm(nomem)
+    failed = shim_log_lines(shimlog, "fail")
+    check(len(failed) == 1, "the job of the check's hash was not allocated "
+          "(shim: %s)" % failed)
+    log = ub.read_log()
+    done = log_threads(log, "auth zone %s ZONEMD verification successful" % ZONE)
+    writes = log_threads(log, "write zonefile")
+    io = {str(ub.threads)}
+    check(done and not done & io, "the check was made by a worker (threads "
+          "%s, the I/O thread %s)" % (sorted(done), sorted(io)))
+    check(writes == io, "the zonefile was written by the I/O thread, not by "
+          "the worker that made the check (threads %s, the I/O thread %s)"
+          % (sorted(writes), sorted(io)))
+
+
+def hold_worker0(ub):
+    """A remote control connection that sends its magic and not its
+    command: worker 0, which runs the commands with the socket blocking,
+    waits in its read until the socket returned gets a line or closes."""
+    s = socket.create_connection(("127.0.0.1", ub.control_port), timeout=5)
+    s.sendall(b"UBCT1 ")
+    return s
+
+
+def reload_failed(ub, knot, proxy, slow, big_names, hold, check):
+    """Serial 1, a wrong ZONEMD digest, fails its check; auth_zone_reload
+    without a zonefile checks it again: it is not served between the
+    reload and the start of its check's lookup, nor while that waits,
+    nor after the check fails again."""
+    proxy.release()
+    check(wait_for(lambda: "ZONEMD verification failed" in ub.read_log(), 60),
+          "serial 1's ZONEMD check failed")
+    check(wait_for(lambda: answers_servfail(ub), 10),
+          "%s answers SERVFAIL after its check failed" % ZONE)
+    check(not os.path.exists(ub.zonefile(ZONE)), "no zonefile written")
+    proxy.hold_again()
+    # the keys and DS that the check cached: the next check looks up
+    ub.control("flush_zone", PARENT)
+    # the I/O thread writes big.'s serial 2, slowly, and the reload job
+    # queues behind that write
+    open(slow, "w").close()
+    write_zone(knot.zonefile(BIG), BIG, 2, big_names)
+    knot.reload({BIG: 2})
+    notify(ub.port, BIG)
+    tmp = lambda: [f for f in os.listdir(os.path.dirname(ub.zonefile(BIG)))
+                   if f.startswith(os.path.basename(ub.zonefile(BIG)) + ".tmp")]
+    check(wait_for(lambda: tmp(), 60), "the zonefile write of %s runs" % BIG)
+    queries = proxy.ds_queries
+    reload_cmd = subprocess.Popen([ub.bin("unbound-control"), "-c", ub.conf,
+                                   "auth_zone_reload", ZONE],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True)
+    # worker 0 queues the reload job; then it is held, so that it does not
+    # start the check's lookup when the job is done
+    time.sleep(1)
+    held = hold_worker0(ub)
+    time.sleep(0.5)
+    os.unlink(slow)
+    data, answered = answers_for(ub, hold)
+    check(not tmp(), "the write of %s ended" % BIG)
+    check(answered > 0 and data == 0 and not os.path.exists(ub.zonefile(ZONE)),
+          "serial 1, whose ZONEMD check failed, neither served nor written "
+          "after auth_zone_reload ran while worker 0 is held, before its "
+          "check's lookup starts (%d of %d answers had its data)"
+          % (data, answered))
+    held.sendall(b"status\n")
+    held.close()
+    out = reload_cmd.communicate(timeout=30)[0]
+    check(reload_cmd.returncode == 0, "auth_zone_reload of %s: %s" % (
+        ZONE, out.strip()))
+    check(wait_for(lambda: proxy.ds_queries > queries, 30),
+          "the check after the reload looks up the DS (%d held)"
+          % (proxy.ds_queries - queries))
+    served, written = watch(ub, 1)
+    check(not served and not written, "serial 1 not served while the check "
+          "after the reload waits for the DS lookup (served %s, zonefile %s)"
+          % (sorted(served), sorted(written)))
+    proxy.release()
+    check(wait_for(lambda: ub.read_log().count("ZONEMD verification failed") >= 2,
+                   30), "the check after the reload failed too")
+    served, written = watch(ub, 1)
+    check(not served and not written and answers_servfail(ub),
+          "serial 1 not served after that check (served %s, zonefile %s)"
+          % (sorted(served), sorted(written)))
+
+
 def reload(ub, fast, check):
     """SIGHUP, or with fast unbound-control fast_reload; returns when
     the reload is done."""
@@ -485,6 +613,8 @@ def main():
     ap.add_argument("--enabled-at-reload", action="store_true")
     ap.add_argument("--anchor-added-at-reload", action="store_true")
     ap.add_argument("--fast-reload", action="store_true")
+    ap.add_argument("--reload-failed", action="store_true")
+    ap.add_argument("--queue-nomem", action="store_true")
     ap.add_argument("--queued-write", action="store_true")
     ap.add_argument("--big-names", type=int, default=20000)
     ap.add_argument("--show-log", action="store_true")
@@ -493,7 +623,7 @@ def main():
     fails, check = checker()
 
     with tempfile.TemporaryDirectory(prefix="steady-zonemd-") as d:
-        own = [ZONE] + ([BIG] if a.queued_write else [])
+        own = [ZONE] + ([BIG] if a.queued_write or a.reload_failed else [])
         knot = KnotPrimary(os.path.join(d, "knot"), own)
         nsd = Primary(os.path.join(d, "nsd"), [PARENT])
         zones = SignedDelegation(os.path.join(d, "keys"), PARENT, ZONE, a.names)
@@ -501,17 +631,18 @@ def main():
         # signatures that expire before the TTL of 3600: the check's
         # validation lowers the TTL of what it verifies to that
         zones.child_zonefile(1, knot.zonefile(ZONE), expire=1800)
-        if a.anchor_removed_at_reload:
+        if a.anchor_removed_at_reload or a.reload_failed:
             break_zonemd(knot.zonefile(ZONE), 1, check)
         nsd.start({PARENT: 1})
         serials = {ZONE: 1}
-        if a.queued_write:
+        if a.queued_write or a.reload_failed:
             write_zone(knot.zonefile(BIG), BIG, 1, a.big_names)
             serials[BIG] = 1
         knot.start(serials)
         proxy = HoldProxy(nsd.port)
         ub = Secondary(build, os.path.join(d, "unbound"), knot.port, own,
-                       verbosity=4 if a.show_log or a.io_check or a.rollover else 1,
+                       verbosity=4 if a.show_log or a.io_check or a.rollover or
+                       a.queue_nomem else 1,
                        io_thread=None if a.io_thread is None else a.io_thread == "yes")
         zones.secondary_conf(ub.conf, proxy.port)
         if a.enabled_at_reload:
@@ -530,11 +661,17 @@ def main():
                 f.write(text.replace(anchor, ""))
         rc = None
         wrapper, slow = None, os.path.join(d, "slow")
-        if a.queued_write:
+        if a.queued_write or a.reload_failed:
             # slowshim.c slows the zonefile writes while slow exists
             wrapper = ["env", "LD_PRELOAD=" + build_preload(d, "slowshim.c"),
                        "STEADY_SLOW=" + slow, "STEADY_SLOW_USEC=20000",
                        "STEADY_SLOW_EVERY=10"]
+        nomem, shimlog = os.path.join(d, "oom.calloc"), os.path.join(d, "shim.log")
+        if a.queue_nomem:
+            wrapper = ["env"] + preload_env(build, build_preload(d, "oomshim.c")) + [
+                "STEADY_OOM_CALLOC_TRIGGER=" + nomem, "STEADY_OOM_TIMES=1",
+                "STEADY_OOM_SIZE=%d" % struct_size(build, "auth_io_job"),
+                "STEADY_OOM_LOG=" + shimlog]
         try:
             ub.start(wrapper=wrapper)
             if a.enabled_at_reload or a.anchor_added_at_reload:
@@ -542,6 +679,12 @@ def main():
                                   a.anchor_removed_at_reload, anchor)
                 raise StopIteration
             pending_checks(ub, proxy, a.hold, check)
+            if a.queue_nomem:
+                queue_nomem(ub, proxy, nomem, shimlog, check)
+                raise StopIteration
+            if a.reload_failed:
+                reload_failed(ub, knot, proxy, slow, a.big_names, a.hold, check)
+                raise StopIteration
             if a.anchor_removed_at_reload:
                 anchor_removed_at_reload(ub, a.hold, check, a.fast_reload)
                 raise StopIteration
