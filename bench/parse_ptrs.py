@@ -23,6 +23,19 @@ message (found here), so each build parses the worst one it lets through;
 the fork's K is set by its bound on the pointers of the whole message.
 - stock's owner-chain: stock's owner-chain message, parsed by both (what
   the fork's refusal costs).
+- encoder-chain: K CNAME records whose names each add a label to the one
+  before, as a compressor writes them, then A records of the last name
+  (K+1 hops each; issue 66 finding 20); K the largest each build accepts;
+- encoder-chain 16: the same with K = 16 for both builds, what a bound
+  of 16 hops a name alone would let through;
+- owner-chain alt: owner-chain whose owners are, in turn, a pointer to
+  the chain's end and a pointer to the question name, so that each is
+  walked (a parser need not walk an owner that is the same pointer as
+  the one before); K the largest each build accepts;
+- ptr: PTR records whose rdata is a pointer to the question's name;
+- ptr-labels: PTR records whose rdata is a pointer to one name of K
+  one-octet labels (issue 66 finding 19): one hop each, K labels; K the
+  largest each build accepts, up to 127 (255 octets).
 harness/ptrchain.py makes the messages (test_parse_ptrs.py uses them too).
 
 usage: flock build/.bench.lock bench/parse_ptrs.py [--size 65535]
@@ -48,12 +61,19 @@ def run(exe, path, runs):
     return dict(kv.split("=") for kv in out.split())
 
 
-def longest_chain(exe, d, size, kind):
-    """The largest K whose message of kind the parser accepts, or 0."""
-    for k in range(300, 0, -1):
+def shape(kind, size, k):
+    """The message of a kind of the table (harness/ptrchain.py's answer)."""
+    kind = kind.replace("stock's ", "")
+    return message(kind.split()[0], size, k, alternate=kind.endswith(" alt"))
+
+
+def longest_chain(exe, d, size, kind, top=300):
+    """The largest K up to top whose message of kind the parser accepts,
+    or 0."""
+    for k in range(top, 0, -1):
         p = os.path.join(d, "probe")
         with open(p, "wb") as f:
-            f.write(message(kind, size, k))
+            f.write(shape(kind, size, k))
         if run(exe, p, 1)["rcode"] == "0":
             return k
     return 0
@@ -68,12 +88,22 @@ def main():
     a = ap.parse_args()
     exes = {label: build(label, "parse_ptrs") for label in BUILDS}
     with tempfile.TemporaryDirectory() as d:
-        kinds = ("normal", "owner-chain", "ns-chain", "stock's owner-chain")
+        kinds = ("normal", "owner-chain", "ns-chain", "stock's owner-chain",
+                 "owner-chain alt", "encoder-chain", "encoder-chain 16", "ptr",
+                 "ptr-labels")
         k = {(kind, label): longest_chain(exe, d, a.size, kind)
              for kind in kinds[1:3] for label, exe in exes.items()}
-        for label in exes:
+        for label, exe in exes.items():
             k[("normal", label)] = 0
             k[(kinds[3], label)] = k[("owner-chain", "stock")]
+            k[("owner-chain alt", label)] = longest_chain(exe, d, a.size,
+                                                          "owner-chain alt")
+            k[("encoder-chain", label)] = longest_chain(exe, d, a.size,
+                                                        "encoder-chain", 40)
+            k[("encoder-chain 16", label)] = 16
+            k[("ptr", label)] = 0
+            k[("ptr-labels", label)] = longest_chain(exe, d, a.size,
+                                                     "ptr-labels", 127)
         print("longest chains accepted: %s" % k, flush=True)
         files = {}
         for kind in kinds:
@@ -81,8 +111,7 @@ def main():
                 files[(kind, label)] = os.path.join(d, "%d.%s" % (
                     kinds.index(kind), label))
                 with open(files[(kind, label)], "wb") as f:
-                    f.write(message(kind.replace("stock's ", ""), a.size,
-                                    k[(kind, label)]))
+                    f.write(shape(kind, a.size, k[(kind, label)]))
         res = {(kind, label): [] for kind in kinds for label in exes}
         rcode = {}
         size = {}

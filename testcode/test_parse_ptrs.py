@@ -14,8 +14,17 @@ name chooses its answer (harness/ptrchain.py):
   hops (a chain of 15 pointers), the most one name may take: answered;
 - chain: the same with 17 hops (a chain of 16): SERVFAIL, and
   total.num.malformed_replies counts it;
-- budget: 64 KB of A records whose owners take 16 hops each, more than
-  a message of that size may follow together: SERVFAIL, counted;
+- budget: 64 KB of A records whose owners are, in turn, the query name
+  reached in 16 hops and a pointer to it, more compression work than a
+  message of that size may take: SERVFAIL, counted;
+- samechain: 64 KB of A records whose owners are all the same pointer,
+  to the query name reached in 16 hops: each owner is not walked again,
+  answered (issue 66 finding 20);
+- encoder: 15 CNAME records of names that each add a label to the one
+  before, as a compressor writes them, then 64 KB of A records of the
+  last name, 16 hops each: answered (finding 20);
+- labels: 64 KB of PTR records whose rdata is a pointer to a name of
+  127 labels: SERVFAIL, counted (finding 19);
 - nsecdrop: two NSEC records in the answer section, then 64 KB of NSEC
   records of the same two owners in the authority section, whose next
   names take 16 hops each: dropped for their section, but their walks
@@ -24,7 +33,8 @@ Then queries to unbound whose EDNS record's owner is the root name
 reached through a chain: 16 hops are answered, 17 get FORMERR
 (num.answer.rcode.FORMERR). On the series before the bound, chain and
 budget were answered and the query was not refused; on patch level 73
-nsecdrop was answered, not counted.
+nsecdrop was answered, not counted; on level 79 samechain and encoder
+got SERVFAIL, and labels was answered.
 
 usage: test_parse_ptrs.py BUILDDIR"""
 
@@ -46,15 +56,18 @@ ZONE = "ptrs.example."
 ZONE_WIRE = b"\x04ptrs\x07example\x00"
 BIG = 65535
 # first label: (kind of answer, size, chain pointers, records after the
-# chain or None for as many as fit, over TCP)
+# chain or None for as many as fit, over TCP, owners in turn)
 KINDS = {
-    b"normal": ("normal", 512, 0, None, False),
-    b"big": ("normal", BIG, 0, None, True),
-    b"ns": ("ns", BIG, 0, None, True),
-    b"deep": ("owner-chain", BIG, 15, 3, False),
-    b"chain": ("owner-chain", BIG, 16, 3, False),
-    b"budget": ("owner-chain", BIG, 15, None, True),
-    b"nsecdrop": ("nsec-drop", BIG, 15, None, True),
+    b"normal": ("normal", 512, 0, None, False, False),
+    b"big": ("normal", BIG, 0, None, True, False),
+    b"ns": ("ns", BIG, 0, None, True, False),
+    b"deep": ("owner-chain", BIG, 15, 3, False, False),
+    b"chain": ("owner-chain", BIG, 16, 3, False, False),
+    b"budget": ("owner-chain", BIG, 15, None, True, True),
+    b"samechain": ("owner-chain", BIG, 15, None, True, False),
+    b"encoder": ("encoder-chain", BIG, 15, None, True, False),
+    b"labels": ("ptr-labels", BIG, 127, None, True, False),
+    b"nsecdrop": ("nsec-drop", BIG, 15, None, True, False),
 }
 
 
@@ -75,7 +88,7 @@ class ChainServer(WireServer):
             return None
         qtype = struct.unpack("!H", data[pos + 1:pos + 3])[0]
         first = qname[1:1 + qname[0]] if qname[0] else b""
-        kind, size, k, rrs, tcp = KINDS.get(first, KINDS[b"normal"])
+        kind, size, k, rrs, tcp, alternate = KINDS.get(first, KINDS[b"normal"])
         if tcp and not over_tcp:
             # truncated: the question only, TC set
             return ptrchain.answer("normal", 0, 0, qid, qname, qtype,
@@ -83,7 +96,7 @@ class ChainServer(WireServer):
         if kind == "nsec-drop":
             return ptrchain.nsec_drop_answer(size, k, qid, qname, qtype)
         return ptrchain.answer(kind, size, k, qid, qname, qtype, rrs=rrs,
-                               to_qname=True)
+                               to_qname=True, alternate=alternate)
 
 
 def ask(ub, name, rdtype, tcp):
@@ -133,6 +146,9 @@ def main():
                         ("deep", "A", False, True),
                         ("chain", "A", False, False),
                         ("budget", "A", True, False),
+                        ("samechain", "A", True, True),
+                        ("encoder", "A", True, True),
+                        ("labels", "A", True, False),
                         ("nsecdrop", "A", True, False)):
                     before = malformed()
                     r = ask(ub, "%s.%s" % (label, ZONE), rdtype, tcp)

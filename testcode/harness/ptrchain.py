@@ -10,7 +10,7 @@ compressor writes them; only the number of hops is unusual."""
 import struct
 
 HEADER = 12
-A, NS, NULL, OPT, NSEC = 1, 2, 10, 41, 47
+A, NS, CNAME, NULL, PTR, OPT, NSEC = 1, 2, 5, 10, 12, 41, 47
 
 
 def chain(at, k, to=None):
@@ -29,7 +29,7 @@ def chain(at, k, to=None):
 
 
 def answer(kind, size, k, qid=1, qname=b"\x01a\x00", qtype=A, flags=0x8400,
-           rrs=None, to_qname=False):
+           rrs=None, to_qname=False, alternate=False):
     """The wire format of an answer to qname (wire format) of at most size
     bytes, and at most rrs records after the chain when rrs is given:
     - normal: A records of qname, each owner a pointer to it (one hop);
@@ -38,13 +38,42 @@ def answer(kind, size, k, qid=1, qname=b"\x01a\x00", qtype=A, flags=0x8400,
     - owner-chain: a NULL record of qname whose rdata holds a chain of k
       pointers, then A records whose owner is a pointer to the chain's
       end (the root name, k+1 hops each; with to_qname the chain ends
-      in qname instead, so the records are of qname);
+      in qname instead, so the records are of qname); with alternate,
+      every other owner is a pointer to qname, so that a parser that
+      does not walk an owner that is the same pointer as the one before
+      walks each;
     - ns-chain: the same chain, then NS records whose owner and rdata name
-      both point to its end."""
+      both point to its end;
+    - encoder-chain: k CNAME records as a compressor writes a chain of
+      names that each add a label to the one before (qname CNAME x.qname,
+      x.qname CNAME a.x.qname, ...): every owner a pointer to the name in
+      the rdata before it, every rdata a label and a pointer to that name;
+      then A records of the last name, each owner a pointer to it (k+1
+      hops each; issue 66 finding 20);
+    - ptr-labels: a NULL record of qname whose rdata is a name of k
+      one-octet labels (k = 127 makes 255 octets), then PTR records of
+      qname whose rdata is a pointer to that name: one hop to k labels
+      (issue 66 finding 19);
+    - ptr: PTR records of qname whose rdata is a pointer to qname."""
     q = qname + struct.pack("!HH", qtype, 1)
     body = b""
     count = 0
     target = HEADER
+    rdname = HEADER
+    if kind == "encoder-chain":
+        for i in range(k):
+            label = b"x" if i == 0 else bytes([ord("a") + (i - 1) % 26])
+            rdata = bytes([len(label)]) + label + struct.pack("!H", 0xC000 | target)
+            rr = struct.pack("!HHHIH", 0xC000 | target, CNAME, 1, 3600, len(rdata))
+            target = HEADER + len(q) + len(body) + len(rr)
+            body += rr + rdata
+        count = k
+    if kind == "ptr-labels":
+        rdata = b"\x01a" * k + b"\x00"
+        body += struct.pack("!HHHIH", 0xC000 | HEADER, NULL, 1, 3600, len(rdata))
+        rdname = HEADER + len(q) + len(body)
+        body += rdata
+        count = 1
     if kind in ("owner-chain", "ns-chain"):
         rdata, target = chain(HEADER + len(q) + 2 + 10, k,
                               HEADER if to_qname else None)
@@ -60,8 +89,12 @@ def answer(kind, size, k, qid=1, qname=b"\x01a\x00", qtype=A, flags=0x8400,
             rr = struct.pack("!HHHIHB", 0xC000 | target, NS, 1, 3600,
                              len(label) + 3, len(label)) + label + \
                 struct.pack("!H", 0xC000 | HEADER)
+        elif kind in ("ptr-labels", "ptr"):
+            rr = struct.pack("!HHHIHH", 0xC000 | HEADER, PTR, 1, 3600, 2,
+                             0xC000 | rdname)
         else:
-            rr = struct.pack("!HHHIHI", 0xC000 | target, A, 1, 3600, 4,
+            owner = HEADER if alternate and count % 2 == 0 else target
+            rr = struct.pack("!HHHIHI", 0xC000 | owner, A, 1, 3600, 4,
                              count & 0xffffffff)
         if HEADER + len(q) + len(body) + len(rr) > size or rrs == 0:
             break
