@@ -274,7 +274,8 @@ run_test() {
 	# only: with +p, TSan reports races in upstream's own +p code
 	# (fr_atomic_copy_cfg, acl_list_swap_tree), none in the fork's.
 	zone-fast-reload) run zone-fast-reload sh -c '"$1" "$2/test_zone_fast_reload.py" "$3" && "$1" "$2/test_zone_fast_reload.py" "$3" --nopause &&
-		"$1" "$2/test_zone_fast_reload_first.py" "$3" && "$1" "$2/test_zone_fast_reload_first.py" "$3" --nopause' \
+		"$1" "$2/test_zone_fast_reload_first.py" "$3" && "$1" "$2/test_zone_fast_reload_first.py" "$3" --nopause &&
+		"$1" "$2/test_zone_fast_reload_rpz.py" "$3" && "$1" "$2/test_zone_fast_reload_rpz.py" "$3" --nopause' \
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	# a transfer applied while fast_reload reads the zonefiles, after
 	# and before its comparison of the zones, with and without +p
