@@ -1,7 +1,8 @@
 #!/bin/sh
 # The allocation-failure check (issue 66): test_zone_alloc_sweep.py over
 # the zone update paths (an IXFR appended to the journal, an AXFR applied
-# as its difference, an update applied to a copy, an RPZ's update) and
+# as its difference, an update applied to a copy, an RPZ's IXFR and its
+# AXFR applied as the difference) and
 # test_parse_oom.py over a query's. make test runs a sample of each
 # (about two minutes), make soak every allocation (--all; the copy's
 # 7,800 are sampled 400).
@@ -34,6 +35,7 @@ done <<EOF
 --names,2000,--vary,2,--journal,no 8 all
 --names,2000,--vary,600 10 400
 --names,2000,--vary,2,--rpz 10 all
+--names,2000,--vary,2,--rpz,--primary,nsd 10 all
 EOF
 echo "== test_parse_oom.py --all"
 "$PYTHON" "$here/test_parse_oom.py" "$bld" --all || rc=1

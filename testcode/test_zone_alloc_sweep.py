@@ -23,6 +23,9 @@ Then:
 - unbound runs (no crash, no sanitizer report);
 - it serves one version: the SOA serial, the serial TXT and the first
   name's address are of the same serial, the old or the new;
+- with --rpz, a thread asks 20 triggers that do not vary throughout the
+  run: each must answer its address, the RPZ blocks what both versions
+  block (an in-place apply that fails is undone, not cleared);
 - after another NOTIFY (and the zone's retry), the new serial is served
   within --recover seconds, and written; or, if its zonefile write
   failed, that is logged and counted (num.authzone.write.failed), and the
@@ -49,13 +52,24 @@ import dns.message
 import dns.query
 import dns.rdatatype
 
-from harness.zone import (KnotPrimary, Primary, Secondary, asan_build, build_preload,
+from harness.zone import (AnswerProbe, KnotPrimary, Primary, Secondary, asan_build,
+                          build_preload,
                           check_zonefile, checker, disk_serial, notify, nth_count,
                           nth_wrapper, rm, rpz_clause, sanitizer_reports,
                           shim_log_lines, sweep_choice, touch,
                           verdict, wait_for, write_zone)
 
 ZONE = "sweep.example."
+
+
+def rpz_judge(name, r):
+    """None if r answers name (h<i>.) with the address its trigger has in
+    every version, else what is wrong."""
+    i = int(name[1:-1])
+    want = "10.0.%d.%d" % ((i >> 8) & 255, i & 255)
+    got = [rd.to_text() for rrset in r.answer for rd in rrset]
+    return None if want in got else "answered %s (rcode %d), not %s" % (
+        got, r.rcode(), want)
 
 
 def served_version(port, rpz=False):
@@ -168,12 +182,25 @@ class Sweep:
         rc = None
         try:
             c(self.wait(ub, old, 60), "serial %d served and on disk at the start" % old)
+            probe = None
+            if self.a.rpz:
+                # an RPZ blocks what both versions block all the while:
+                # the triggers that do not vary answer their address
+                probe = AnswerProbe(ub.port, ["h%d." % i for i in range(
+                    self.a.vary, min(self.a.vary + 20, self.a.names))], rpz_judge)
+                probe.start()
             touch(self.trigger)
             self.update(ub)
             new = self.serial
             wait_for(lambda: self.served(ub) == new or ub.proc.poll() is not None,
                      self.a.window)
             rm(self.trigger)
+            if probe:
+                probe.stopping.set()
+                probe.join()
+                c(probe.answers > 0 and not probe.wrong,
+                  "the RPZ answered its triggers of both versions all the while "
+                  "(%d answers; wrong: %s)" % (probe.answers, probe.wrong[:3]))
             failed = shim_log_lines(self.log, "fail nth")
             alive = ub.proc.poll() is None
             c(alive, "unbound runs after the failure (%s)" % (failed or "none failed"))

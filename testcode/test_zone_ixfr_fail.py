@@ -26,7 +26,10 @@ AXFR is let go, and the zone is served and written at serial 4.
 
 With --rpz the zone is an rpz: clause: its records are QNAME triggers,
 the record of no version is the trigger for "bogus.", and the serial
-served is read from the answer of the trigger for "h1.".
+served is read from the answer of the trigger for "h1.". With the I/O
+thread, the RPZ must keep serial 3 while the AXFR is held: what the
+failed IXFR applied is undone (issue 66: before, the RPZ was cleared
+until the AXFR, and blocked nothing).
 
 usage: test_zone_ixfr_fail.py BUILDDIR [--io-thread yes|no] [--write-sec S]
                               [--rpz]"""
@@ -255,6 +258,16 @@ def main():
                     raise StopIteration
             fail_ixfr("bad IXFR")
             check("after the bad IXFR")
+            if a.rpz and io:
+                # an RPZ is a security control: the I/O thread undoes
+                # what it applied of the failed IXFR, so the triggers of
+                # serial 3 stay while the AXFR is held (cleared, they
+                # all let their names through)
+                kept = [served_serial(sec, True) for _ in range(5)]
+                if kept != [3] * 5:
+                    fails.append("the RPZ does not keep serial 3 while the "
+                                 "AXFR after the failed IXFR is held (h1. "
+                                 "answers serial %s)" % kept)
             # the zone's statistics count it as a transfer not applied,
             # beside the two good IXFRs; the zone may have asked for the
             # bad IXFR again meanwhile (after the held AXFR)
