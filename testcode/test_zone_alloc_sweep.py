@@ -162,7 +162,14 @@ class Sweep:
               "written" % self.serial)
         touch(self.trigger)
         self.update(ub)
-        ok = self.wait(ub, self.serial, 60)
+        # a NOTIFY that comes while the zone's probe or transfer runs is
+        # not acted on: another one every few seconds, as the runs do
+        ok = False
+        deadline = time.monotonic() + 60
+        while not ok and time.monotonic() < deadline:
+            ok = self.wait(ub, self.serial, 5)
+            if not ok:
+                notify(ub.port, ZONE)
         rm(self.trigger)
         check(ok, "count run: serial %d served and written" % self.serial)
         rc = ub.stop()
