@@ -252,6 +252,22 @@ def knot_ixfrs_sent(knot, zone):
         return sum(1 for line in f if done.search(line))
 
 
+def big_write_started(ub, knot, big_names, check):
+    """Knot serves big.'s serial 2 and unbound is NOTIFYd; returns when the
+    I/O thread writes its zonefile (slowed by the shim while its trigger
+    exists), with the function that lists the write's temp files."""
+    write_zone(knot.zonefile(BIG), BIG, 2, big_names)
+    knot.reload({BIG: 2})
+    notify(ub.port, BIG)
+    prefix = os.path.basename(ub.zonefile(BIG)) + ".tmp"
+
+    def tmp():
+        return [f for f in os.listdir(os.path.dirname(ub.zonefile(BIG)))
+                if f.startswith(prefix)]
+    check(wait_for(tmp, 60), "the zonefile write of %s runs" % BIG)
+    return tmp
+
+
 def queued_write_checks(ub, knot, zones, proxy, slow, big_names, check):
     """A zonefile write that serial 2's check queued runs after serial 3,
     whose check waits, was put in place: it must not write serial 3."""
@@ -280,12 +296,7 @@ def queued_write_checks(ub, knot, zones, proxy, slow, big_names, check):
     check(wait_for(lambda: proxy.ds_queries > asked, 60),
           "serial 2 applied, its check looks up the DS (held)")
     # the I/O thread writes big.'s serial 2, slowly, while the rest queues
-    write_zone(knot.zonefile(BIG), BIG, 2, big_names)
-    knot.reload({BIG: 2})
-    notify(ub.port, BIG)
-    tmp = lambda: [f for f in os.listdir(os.path.dirname(ub.zonefile(BIG)))
-                   if f.startswith(os.path.basename(ub.zonefile(BIG)) + ".tmp")]
-    check(wait_for(lambda: tmp(), 60), "the zonefile write of %s runs" % BIG)
+    tmp = big_write_started(ub, knot, big_names, check)
     answered = proxy.ds_answered
     proxy.release()
     check(wait_for(lambda: proxy.ds_answered > answered, 30),
@@ -469,12 +480,7 @@ def reload_failed(ub, knot, proxy, slow, big_names, hold, check):
     # the I/O thread writes big.'s serial 2, slowly, and the reload job
     # queues behind that write
     open(slow, "w").close()
-    write_zone(knot.zonefile(BIG), BIG, 2, big_names)
-    knot.reload({BIG: 2})
-    notify(ub.port, BIG)
-    tmp = lambda: [f for f in os.listdir(os.path.dirname(ub.zonefile(BIG)))
-                   if f.startswith(os.path.basename(ub.zonefile(BIG)) + ".tmp")]
-    check(wait_for(lambda: tmp(), 60), "the zonefile write of %s runs" % BIG)
+    tmp = big_write_started(ub, knot, big_names, check)
     queries = proxy.ds_queries
     reload_cmd = subprocess.Popen([ub.bin("unbound-control"), "-c", ub.conf,
                                    "auth_zone_reload", ZONE],
