@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "testcode"))
 from harness.stats import med as fmt  # noqa: E402
-from harness.zone import Primary, Secondary, notify, soa_serial, write_zone  # noqa: E402
+from harness.zone import Primary, Secondary, notify, wait_all_serials, write_zone  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -45,17 +45,6 @@ def thread_cpu(pid):
     return out
 
 
-def wait_all(port, zones, serial, timeout):
-    """Poll until every zone answers serial; False at the timeout."""
-    left = list(zones)
-    end = time.monotonic() + timeout
-    while left and time.monotonic() < end:
-        left = [z for z in left if soa_serial(port, z, timeout=0.5) != serial]
-        if left:
-            time.sleep(0.2)
-    return not left
-
-
 def one_run(builddir, prim, zones, tmp, mem_mb):
     """The storm once with the build in builddir: (all threads' CPU
     seconds, the busiest thread's, wall seconds)."""
@@ -67,7 +56,7 @@ def one_run(builddir, prim, zones, tmp, mem_mb):
     prim.reload({z: 1 for z in zones}, timeout=600)
     sec.start(wrapper=cap, timeout=120)
     try:
-        if not wait_all(sec.port, zones, 1, 900):
+        if not wait_all_serials(sec.port, zones, 1, 900):
             raise RuntimeError("%s: not every zone answers serial 1" % builddir)
         for z in zones:
             write_zone(prim.zonefile(z), z, 2, 3)
@@ -77,7 +66,7 @@ def one_run(builddir, prim, zones, tmp, mem_mb):
         t0 = time.monotonic()
         for z in zones:
             notify(sec.port, z)
-        if not wait_all(sec.port, zones, 2, 900):
+        if not wait_all_serials(sec.port, zones, 2, 900):
             raise RuntimeError("%s: not every zone answers serial 2" % builddir)
         wall = time.monotonic() - t0
         c1 = thread_cpu(pid)

@@ -234,10 +234,13 @@ run_test() {
 		sh "$PYTHON" "$here" "$bld" ;;
 	# and a zonefile write queued before an apply whose check waits, and
 	# the write after a check that a worker made when its job to the I/O
-	# thread could not be allocated
+	# thread could not be allocated, and the end of a lookup for a zone
+	# that fast_reload +p replaced, before the workers picked that up
 	zone-zonemd) run zone-zonemd sh -c '"$1" "$2/test_zone_zonemd.py" "$3" --io-check &&
 		"$1" "$2/test_zone_zonemd.py" "$3" --queued-write --io-thread yes &&
-		"$1" "$2/test_zone_zonemd.py" "$3" --names 2000 --queue-nomem --io-thread yes' \
+		"$1" "$2/test_zone_zonemd.py" "$3" --names 2000 --queue-nomem --io-thread yes &&
+		"$1" "$2/test_zone_zonemd.py" "$3" --names 2000 --swap-callback --io-thread no &&
+		"$1" "$2/test_zone_zonemd.py" "$3" --names 2000 --swap-callback --io-thread yes' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	# zone-zonemd runs it with the auth-zone I/O thread, this without
 	zone-zonemd-pending) run zone-zonemd-pending "$PYTHON" "$here/test_zone_zonemd.py" "$bld" \
@@ -275,7 +278,8 @@ run_test() {
 	# (fr_atomic_copy_cfg, acl_list_swap_tree), none in the fork's.
 	zone-fast-reload) run zone-fast-reload sh -c '"$1" "$2/test_zone_fast_reload.py" "$3" && "$1" "$2/test_zone_fast_reload.py" "$3" --nopause &&
 		"$1" "$2/test_zone_fast_reload_first.py" "$3" && "$1" "$2/test_zone_fast_reload_first.py" "$3" --nopause &&
-		"$1" "$2/test_zone_fast_reload_rpz.py" "$3" && "$1" "$2/test_zone_fast_reload_rpz.py" "$3" --nopause' \
+		"$1" "$2/test_zone_fast_reload_rpz.py" "$3" && "$1" "$2/test_zone_fast_reload_rpz.py" "$3" --nopause &&
+		"$1" "$2/test_zone_fast_reload_window.py" "$3"' \
 		sh "$PYTHON" "$here" "$top/build/fork-asan" ;;
 	# a transfer applied while fast_reload reads the zonefiles, after
 	# and before its comparison of the zones, with and without +p

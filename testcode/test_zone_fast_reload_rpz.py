@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """A zone that fast_reload makes an RPZ keeps its data served when that is
 newer than its zonefile, with the policies of that data (issue 66,
-finding 1: those policies are made before fast_reload takes its global
-locks, not under them).
+finding 1: the zones are compared, and those policies made, before
+fast_reload takes its global locks, not under them).
 
 NSD serves pol.example. (--names names h0..hN, each an A record
 10.<serial>.x.y); the built unbound, with the auth-zone I/O thread, is
-its secondary as an auth-zone. Serial 2 is transferred and written; then
+its secondary as an auth-zone, beside plain.example. that does not
+change. Serial 2 is transferred and written; then
 the zonefile is put back to serial 1, and unbound-control fast_reload
 (with --nopause, +p) loads a config in which the zone is an rpz: clause.
 The data served (serial 2) is newer than the file, so it is kept, and it
 must get its policies: the QNAME trigger h5. answers 10.2.0.5, not 10.1.0.5
 (the file's) nor the answer without a policy (SERVFAIL, no upstream);
 the log says serial 2 was kept, and (verbosity 4) that its policies
-were made before fast_reload's locks; serial 2 is written to the
+were made before fast_reload's locks, and that both zones were compared
+before them and only pol.example. again under them; serial 2 is written to the
 zonefile after the reload; unbound stops with exit status 0
 and, in a sanitizer build, without a report. With --probe, a thread asks
 a local-data name all the while and the longest wait for an answer
@@ -25,17 +27,18 @@ import argparse
 import os
 import sys
 import tempfile
-import threading
 import time
 
 import dns.message
 import dns.query
 
-from harness.zone import (Primary, Secondary, check_clean_exit, checker,
-                          file_serial, notify, rpz_clause, verdict, wait_for,
-                          write_zone)
+from harness.zone import (Primary, Secondary, WaitProbe, check_clean_exit,
+                          checker, file_serial, notify, rpz_clause, verdict,
+                          wait_for, write_zone)
 
 ZONE = "pol.example."
+# a zone beside it that the reload does not change
+PLAIN = "plain.example."
 
 
 def policy_answer(ub, name):
@@ -49,29 +52,6 @@ def policy_answer(ub, name):
     return got or dns.rcode.to_text(r.rcode())
 
 
-class Probe(threading.Thread):
-    """Asks probe. A, one query at a time, until stopped; the longest
-    wait for an answer, and the queries not answered within 5 s."""
-
-    def __init__(self, port):
-        super().__init__(daemon=True)
-        self.port = port
-        self.stopping = threading.Event()
-        self.longest = 0.0
-        self.lost = 0
-
-    def run(self):
-        while not self.stopping.is_set():
-            q = dns.message.make_query("probe.", "A")
-            t = time.monotonic()
-            try:
-                dns.query.udp(q, "127.0.0.1", port=self.port, timeout=5)
-            except Exception:
-                self.lost += 1
-            self.longest = max(self.longest, time.monotonic() - t)
-            time.sleep(0.001)
-
-
 def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
     ap.add_argument("builddir")
@@ -81,16 +61,18 @@ def main():
     a = ap.parse_args()
     fails, check = checker()
     with tempfile.TemporaryDirectory(prefix="steady-zfr-rpz-") as tmp:
-        prim = Primary(os.path.join(tmp, "nsd"), [ZONE])
+        prim = Primary(os.path.join(tmp, "nsd"), [ZONE, PLAIN])
         write_zone(prim.zonefile(ZONE), ZONE, 1, a.names)
-        prim.start({ZONE: 1})
+        write_zone(prim.zonefile(PLAIN), PLAIN, 1, 10)
+        prim.start({ZONE: 1, PLAIN: 1})
         ub = Secondary(a.builddir, os.path.join(tmp, "unbound"), prim.port,
-                       [ZONE], io_thread=True, verbosity=4,
+                       [ZONE, PLAIN], io_thread=True, verbosity=4,
                        extra="local-data: \"probe. A 192.0.2.1\"\n")
         rc = None
         try:
             ub.start()
-            check(ub.wait_serial(ZONE, 1, timeout=60),
+            check(ub.wait_serial(ZONE, 1, timeout=60) and
+                  ub.wait_serial(PLAIN, 1, timeout=60),
                   "serial 1 transferred, served and written")
             write_zone(prim.zonefile(ZONE), ZONE, 2, a.names)
             prim.reload({ZONE: 2})
@@ -101,7 +83,7 @@ def main():
             # becomes an RPZ
             write_zone(ub.zonefile(ZONE), ZONE, 1, a.names)
             rpz_clause(ub, ZONE)
-            probe = Probe(ub.port)
+            probe = WaitProbe(ub.port, "probe.")
             if a.probe:
                 probe.start()
                 time.sleep(0.5)
@@ -126,6 +108,10 @@ def main():
                   "locks" in ub.read_log(),
                   "the policies of the kept data were made before fast_reload "
                   "took its global locks")
+            check("fast_reload: 2 auth zones compared before the locks, 1 of "
+                  "them again under them" in ub.read_log(),
+                  "both zones were compared before fast_reload's locks, and "
+                  "under them only %s, whose data is kept, again" % ZONE)
             want = ["10.2.0.5"]
             got = []
             check(wait_for(lambda: got.append(policy_answer(ub, "h5.")) or

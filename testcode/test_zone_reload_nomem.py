@@ -16,6 +16,14 @@ I/O thread) is their secondary, with testcode/oomshim.c preloaded.
    size of its own, and released after the workers stopped: it ends
    after worker 0 stopped polling it, and must be answered "ok" (it was
    done), not that it was interrupted.
+4. Out of memory for the reload's job to the I/O thread (the calloc of
+   sizeof(struct auth_io_job) fails once), while the thread holds the
+   zonefile write of the larger zone's serial 3 half way (the file has
+   serial 2): the command answers "error out of memory", and worker 0
+   does not read the zone itself beside the thread (issue 66, finding
+   2: a second writer of the zone's data). Worker 0 read the older
+   serial 2 from the file and served it after the thread had put serial
+   3 in place.
 
 usage: test_zone_reload_nomem.py BUILDDIR"""
 
@@ -27,7 +35,7 @@ import sys
 import tempfile
 import time
 
-from harness.zone import (Primary, Secondary, build_preload, notify,
+from harness.zone import (Primary, Secondary, build_preload, file_serial, notify,
                           shim_log_lines, struct_size, verdict, wait_for,
                           write_zone, zone_text)
 
@@ -38,10 +46,10 @@ STRINGS = 41
 RDATA_LEN = 2 + STRINGS * 201
 
 
-def start_reload(sec):
-    """unbound-control auth_zone_reload ZONE, started in the background."""
+def start_reload(sec, zone=ZONE):
+    """unbound-control auth_zone_reload zone, started in the background."""
     return subprocess.Popen(
-        [sec.bin("unbound-control"), "-c", sec.conf, "auth_zone_reload", ZONE],
+        [sec.bin("unbound-control"), "-c", sec.conf, "auth_zone_reload", zone],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -59,6 +67,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="steady-zreloadnomem-") as tmp:
         shim = build_preload(tmp, "oomshim.c")
         oom = os.path.join(tmp, "oom.strdup")
+        oom_job = os.path.join(tmp, "oom.calloc")
         hold = os.path.join(tmp, "write.hold")
         hold_read = os.path.join(tmp, "read.hold")
         # packed_rrset_data, its one rr_len, rr_data and rr_ttl, the rdata
@@ -74,10 +83,24 @@ def main():
                    "STEADY_OOM_STRDUP_TRIGGER=" + oom, "STEADY_OOM_STRDUP=" + ZONE,
                    "STEADY_HOLD=" + hold, "STEADY_HOLD_AT=1000",
                    "STEADY_HOLD_CALLOC=" + hold_read, "STEADY_HOLD_SIZE=%d" % size,
+                   "STEADY_OOM_CALLOC_TRIGGER=" + oom_job, "STEADY_OOM_TIMES=1",
+                   "STEADY_OOM_SIZE=%d" % struct_size(a.builddir, "auth_io_job"),
                    "STEADY_OOM_LOG=" + shimlog]
 
         def shim_lines(prefix):
             return shim_log_lines(shimlog, prefix)
+
+        def hold_big_write(serial):
+            """BIG's serial transferred, its zonefile write held half way
+            (the file keeps the serial before)."""
+            holds = len(shim_lines("hold"))
+            open(hold, "w").close()
+            write_zone(prim.zonefile(BIG), BIG, serial, NBIG)
+            prim.reload({ZONE: 1, BIG: serial})
+            notify(sec.port, BIG)
+            if not wait_for(lambda: len(shim_lines("hold")) > holds, 60):
+                fails.append("the write of %s serial %d was not held" % (BIG, serial))
+                raise StopIteration
 
         prim.start({ZONE: 1, BIG: 1})
         reload_cmd = None
@@ -112,14 +135,7 @@ def main():
                              "ok and 50" % (out, sec.serial(ZONE)))
 
             # 2. a reload waiting for the I/O thread at a SIGHUP
-            holds = len(shim_lines("hold"))
-            open(hold, "w").close()
-            write_zone(prim.zonefile(BIG), BIG, 2, NBIG)
-            prim.reload({ZONE: 1, BIG: 2})
-            notify(sec.port, BIG)
-            if not wait_for(lambda: len(shim_lines("hold")) > holds, 60):
-                fails.append("the write of %s was not held" % BIG)
-                raise StopIteration
+            hold_big_write(2)
             reload_cmd = start_reload(sec)
             time.sleep(0.5)
             os.kill(sec.proc.pid, signal.SIGHUP)
@@ -160,6 +176,38 @@ def main():
             if not wait_for(lambda: sec.serial(ZONE) == 60, 30):
                 fails.append("%s not served at serial 60 after the reload (%s)"
                              % (ZONE, sec.serial(ZONE)))
+
+            # 4. out of memory for the reload's job, a write held
+            nfail = len(shim_lines("fail calloc"))
+            hold_big_write(3)
+            if not wait_for(lambda: sec.serial(BIG) == 3, 30):
+                fails.append("%s serial 3 not served while its write is held"
+                             % BIG)
+            open(oom_job, "w").close()
+            reload_cmd = start_reload(sec, BIG)
+            time.sleep(1)
+            os.unlink(hold)
+            out = reload_answer(reload_cmd)
+            reload_cmd = None
+            os.unlink(oom_job)
+            failed = shim_lines("fail calloc")[nfail:]
+            print("auth_zone_reload %s without memory for its job, while the "
+                  "write of serial 3 is held: %r (shim: %s)" % (BIG, out, failed))
+            if not failed:
+                fails.append("the reload's job was not failed")
+            if out != "error out of memory":
+                fails.append("auth_zone_reload without memory for its job "
+                             "answered %r, want 'error out of memory': worker "
+                             "0 read the zone beside the I/O thread" % out)
+            wait_for(lambda: file_serial(sec.zonefile(BIG)) == 3, 30)
+            time.sleep(0.5)
+            served = sec.serial(BIG)
+            print("then %s is served at serial %s, serial %s on disk" % (
+                BIG, served, file_serial(sec.zonefile(BIG))))
+            if served != 3:
+                fails.append("%s served at serial %s after the reload without "
+                             "memory, want 3 (not older than what was served)"
+                             % (BIG, served))
             if sec.stop() != 0:
                 fails.append("unbound did not exit cleanly")
         except StopIteration:

@@ -82,6 +82,18 @@ either before the fix.)
   worker makes the check itself, and the zonefile it then writes must
   be written by the I/O thread, the zonefiles' one writer while it runs
   (it keeps the journal and what is on disk), not by the worker.
+- With --swap-callback (without the I/O thread; issue 66's finding 7),
+  serial 1 has a wrong ZONEMD digest, and while its check waits for the
+  held DS lookup the zonefile is replaced by a signed serial 0 with a
+  correct one. unbound-control fast_reload +p keeps serial 1 (newer than
+  the file) in the zone it makes, pending its check, and gives the zone
+  served the file's serial 0. gdb (harness/gdbstop.py) stops the
+  fast_reload thread after the swap, before the workers pick up the
+  reload, and the DS is let go: the worker's callback of the lookup,
+  for the zone replaced, checks its data (serial 0: it passes) and must
+  not write the zone found by its name, serial 1 whose check is
+  pending. Then, the reload picked up, serial 1's check fails: it is
+  never served nor written.
 - With --fast-reload (with --anchor-removed-at-reload,
   --enabled-at-reload or --anchor-added-at-reload), the reload is
   unbound-control fast_reload, whose
@@ -108,7 +120,7 @@ usage: test_zone_zonemd.py BUILDDIR [--names N] [--release-delay S]
        [--disable-at-reload [--rename-zonefile]] [--rollover]
        [--anchor-removed-at-reload] [--enabled-at-reload]
        [--anchor-added-at-reload] [--fast-reload] [--reload-failed]
-       [--queued-write] [--queue-nomem]
+       [--queued-write] [--queue-nomem] [--swap-callback]
        [--big-names N] [--show-log]"""
 
 import argparse
@@ -127,6 +139,7 @@ import dns.query
 import dns.rcode
 import dns.rdatatype
 
+from harness.gdbstop import GdbStop, source_line
 from harness.server import free_port
 from harness.zone import (KnotPrimary, Primary, Secondary, SignedDelegation,
                       build_preload, checker, file_serial, notify, preload_env, rm,
@@ -604,6 +617,53 @@ def enabled_at_reload(ub, proxy, hold, check, fast, no_anchor, anchor=None):
           % (ub.serial(ZONE), file_serial(ub.zonefile(ZONE))))
 
 
+def swap_callback(ub, zones, proxy, build, workdir, hold, check):
+    """Serial 1 (a wrong digest) waits for its check, the zonefile has
+    serial 0 (a correct one); fast_reload +p is stopped after its swap
+    while the DS lookup ends: the callback for the zone replaced must not
+    write serial 1, kept in the new zone and pending its check."""
+    zones.child_zonefile(0, ub.zonefile(ZONE), expire=1800)
+    path, line = source_line(build, "daemon/remote.c",
+                             "if(!fr_reload_ipc(fr, newcfg, &ct)) {",
+                             "auth_zones_write_behind(")
+    gdb = GdbStop(ub.proc.pid, path, line, workdir)
+    cmd = None
+    try:
+        time.sleep(1)
+        cmd = subprocess.Popen([ub.bin("unbound-control"), "-c", ub.conf,
+                                "fast_reload", "+p"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+        stopped = wait_for(gdb.hit, 30)
+        check(stopped, "fast_reload +p stopped after its swap of the zones")
+        if not stopped:
+            return
+        answered = proxy.ds_answered
+        proxy.release()
+        check(wait_for(lambda: proxy.ds_answered > answered, 10),
+              "the held DS lookup answered while fast_reload is stopped")
+        # the callback checks and writes on the worker
+        served, written = watch(ub, 2)
+        check(1 not in written, "the callback of the lookup for the zone "
+              "replaced did not write serial 1, whose check is pending "
+              "(zonefile %s)" % sorted(written))
+        gdb.go()
+        out, _ = cmd.communicate(timeout=60)
+        cmd = None
+        check(out.strip().endswith("ok"), "fast_reload +p answers ok: %r"
+              % out.strip()[-200:])
+    finally:
+        if cmd is not None:
+            cmd.kill()
+            cmd.wait()
+        gdb.detach()
+    served, written = watch(ub, hold)
+    check(1 not in served and 1 not in written, "serial 1, with a wrong "
+          "ZONEMD digest, neither served nor written after the reload "
+          "(served %s, zonefile %s)" % (sorted(served), sorted(written)))
+    check(wait_for(lambda: "ZONEMD verification failed" in ub.read_log(), 30),
+          "serial 1's check, after the reload, failed")
+
+
 def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("usage: ")[1])
     ap.add_argument("build")
@@ -622,6 +682,7 @@ def main():
     ap.add_argument("--reload-failed", action="store_true")
     ap.add_argument("--queue-nomem", action="store_true")
     ap.add_argument("--queued-write", action="store_true")
+    ap.add_argument("--swap-callback", action="store_true")
     ap.add_argument("--big-names", type=int, default=20000)
     ap.add_argument("--show-log", action="store_true")
     a = ap.parse_args()
@@ -637,7 +698,7 @@ def main():
         # signatures that expire before the TTL of 3600: the check's
         # validation lowers the TTL of what it verifies to that
         zones.child_zonefile(1, knot.zonefile(ZONE), expire=1800)
-        if a.anchor_removed_at_reload or a.reload_failed:
+        if a.anchor_removed_at_reload or a.reload_failed or a.swap_callback:
             break_zonemd(knot.zonefile(ZONE), 1, check)
         nsd.start({PARENT: 1})
         serials = {ZONE: 1}
@@ -687,6 +748,9 @@ def main():
             pending_checks(ub, proxy, a.hold, check)
             if a.queue_nomem:
                 queue_nomem(ub, proxy, nomem, shimlog, check)
+                raise StopIteration
+            if a.swap_callback:
+                swap_callback(ub, zones, proxy, build, d, a.hold, check)
                 raise StopIteration
             if a.reload_failed:
                 reload_failed(ub, knot, proxy, slow, a.big_names, a.hold, check)

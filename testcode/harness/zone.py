@@ -67,6 +67,18 @@ def soa_serial(port, zone, timeout=1.0):
     return None
 
 
+def wait_all_serials(port, zones, serial, timeout):
+    """Poll until every zone of zones answers serial on port (many zones:
+    the ones left are asked again every 0.2 s); False at the timeout."""
+    left = list(zones)
+    end = time.monotonic() + timeout
+    while left and time.monotonic() < end:
+        left = [z for z in left if soa_serial(port, z, timeout=0.5) != serial]
+        if left:
+            time.sleep(0.2)
+    return not left
+
+
 def notify(port, zone, timeout=2.0, sport=0):
     """Send a NOTIFY for zone to 127.0.0.1:port from source port sport;
     returns (rcode text, seconds until the answer), or (None, timeout)."""
@@ -361,6 +373,31 @@ class SignedDelegation:
             self.parent, parent_port)
         with open(conf, "w") as f:
             f.write(text)
+
+
+class WaitProbe(threading.Thread):
+    """Asks name A, one query at a time, until stopping is set: the
+    longest wait for an answer, and the queries not answered within 5 s
+    (lost). For the stall of a reload as a client sees it."""
+
+    def __init__(self, port, name):
+        super().__init__(daemon=True)
+        self.port = port
+        self.name = name
+        self.stopping = threading.Event()
+        self.longest = 0.0
+        self.lost = 0
+
+    def run(self):
+        while not self.stopping.is_set():
+            q = dns.message.make_query(self.name, "A")
+            t = time.monotonic()
+            try:
+                dns.query.udp(q, "127.0.0.1", port=self.port, timeout=5)
+            except Exception:
+                self.lost += 1
+            self.longest = max(self.longest, time.monotonic() - t)
+            time.sleep(0.001)
 
 
 class AnswerProbe(threading.Thread):
