@@ -75,7 +75,8 @@ def rpz_judge(name, r):
 def served_version(port, rpz=False):
     """(SOA serial, serial TXT, serial in h0's address) that the server
     answers, None for each it does not answer; for an RPZ the local data
-    of its triggers serial. and h0. (TXT, A)."""
+    of its triggers serial. and h0. (TXT, A). h0's address holds the
+    serial's low byte only (zone_text)."""
     out = []
     names = ((ZONE, "SOA"), ("serial." + ZONE, "TXT"), ("h0." + ZONE, "A"))
     if rpz:
@@ -98,6 +99,12 @@ def served_version(port, rpz=False):
                     v = int(rd.address.split(".")[1])
         out.append(v)
     return tuple(out)
+
+
+def one_version(v, old, new):
+    """If served_version's v is all of one serial, old or new."""
+    return (v[0] in (old, new) and all(x == v[0] for x in v[:-1]) and
+            v[-1] == v[0] % 256)
 
 
 class Sweep:
@@ -213,7 +220,7 @@ class Sweep:
             c(alive, "unbound runs after the failure (%s)" % (failed or "none failed"))
             if alive:
                 v = served_version(ub.port, self.a.rpz)
-                c(v[0] in (old, new) and len(set(v)) == 1,
+                c(one_version(v, old, new),
                   "one version served, the old (%d) or the new (%d): %s give %s" % (
                       old, new, "serial TXT, h0" if self.a.rpz else "SOA, serial TXT, h0",
                       v))
