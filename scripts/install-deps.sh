@@ -35,10 +35,13 @@ python3-dev swig python3 bind9-dnsutils dns-root-data"
 # of make install-systemd against Debian's unit (test install);
 # gcc-multilib compiles the 32-bit build (make fork-32), whose i386
 # libraries scripts/fetch-i386-libs.sh downloads without installing them;
-# libsodium-dev the DNSCrypt build (make fork-dnscrypt).
+# libsodium-dev the DNSCrypt build (make fork-dnscrypt). gdb reads the
+# size of a struct from a build's debug information (struct_size in
+# testcode/harness/zone.py) and holds one thread at a source line
+# (testcode/harness/gdbstop.py).
 test_pkgs="libcmocka-dev clang libclang-rt-dev python3-dnspython ldnsutils nsd
 knot dnsperf rsync procps ccache dpkg-repack locales valgrind prometheus strace
-systemd gcc-multilib libsodium-dev"
+systemd gcc-multilib libsodium-dev gdb"
 # bench: the resolvers operators choose instead, and the load balancer of
 # the scale-out benchmark (bench/peers.py, bench/scale_out.py).
 bench_pkgs="pdns-recursor knot-resolver bind9 dnsdist"
