@@ -647,8 +647,11 @@ def swap_callback(ub, zones, proxy, build, workdir, hold, check):
               "replaced did not write serial 1, whose check is pending "
               "(zonefile %s)" % sorted(written))
         gdb.go()
-        out, _ = cmd.communicate(timeout=60)
-        cmd = None
+        try:
+            out, _ = cmd.communicate(timeout=60)
+            cmd = None
+        except subprocess.TimeoutExpired:
+            out = "no answer in 60 s"
         check(out.strip().endswith("ok"), "fast_reload +p answers ok: %r"
               % out.strip()[-200:])
     finally:
