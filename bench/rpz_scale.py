@@ -16,7 +16,7 @@ replaced triggers each, so a 10,000-change update is 20 of Knot's
 serials and one IXFR of 20 differences for the secondary; knotc's
 zone-set took 12 ms per record here (2000 in 23.8 s), too slow for
 10,000 changes a minute. Stock Unbound makes a full transfer after
-every 5 IXFRs of an RPZ (the fork does not since its patch 0049); the
+every 5 IXFRs of an RPZ (the fork does not since its patch 0029); the
 report names such updates AXFR.
 
 Per update, from the NOTIFY for 'interval' seconds (the window): the

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """An IXFR of an RPZ applied in place never shows a client a trigger
-that is neither as before the IXFR nor as after it. (Patch 0055 applied
-it in steps that let go of the zone's write lock every millisecond;
+that is neither as before the IXFR nor as after it. (A patch of the
+series until 2026-12-07, old 0055, applied it in steps that let go of
+the zone's write lock every millisecond;
 since the RPZ's lookups let names through between steps, see
 test_zone_rpz_fail_closed.py, it is applied in one hold, and this test
 guards that a trigger changed in place is still never seen half done.)

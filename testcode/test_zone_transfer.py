@@ -7,7 +7,8 @@ the zonefile must end at the last serial, parse completely, and never go
 back to an older serial on the way (checked every few milliseconds while
 it happens). Also: the statistics of the writes and of the auth zone
 queries (num.query.authzone.up/down counted per thread, with stats and
-stats_noreset), list_auth_zones, and no temporary file left.
+stats_noreset), list_auth_zones (the serial, and since when: the time of
+its transfer), and no temporary file left.
 
 With --no-thread-support the build has no threads: the secondary (one
 worker) is configured with auth-zone-io-thread: yes and must work as with
@@ -19,6 +20,7 @@ usage: test_zone_transfer.py BUILDDIR [--io-thread yes|no] [--records N]
 import argparse
 import glob
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -84,6 +86,10 @@ def main():
             w = threading.Thread(target=watch, daemon=True)
             w.start()
             last = 1 + a.bumps
+            # list_auth_zones says since when the last serial is served, in
+            # seconds: one passes first, so that an older time shows
+            time.sleep(1.1)
+            bumps_wall = int(time.time())
             t0 = time.monotonic()
             for s in range(2, last + 1):
                 write_zone(prim.zonefile(ZONE), ZONE, s, n)
@@ -128,8 +134,15 @@ def main():
             if addrs != ["10.%d.0.5" % (last % 256)]:
                 fails.append("h5 answer %s, want 10.%d.0.5" % (addrs, last))
             out = sec.control("list_auth_zones").stdout
-            if "%s\tserial %d" % (ZONE, last) not in out:
-                fails.append("list_auth_zones: %r" % out)
+            m = re.search(r"^%s\tserial (\d+)\t since (\d+)" % re.escape(ZONE),
+                          out, re.M)
+            if not m or int(m.group(1)) != last:
+                fails.append("list_auth_zones: %r, want serial %d since the "
+                             "time of its transfer" % (out, last))
+            elif int(m.group(2)) < bumps_wall:
+                fails.append("list_auth_zones: serial %d since %s, before "
+                             "its transfer (%d)" % (last, m.group(2),
+                                                    bumps_wall))
 
             st = sec.stats()
             print({k: v for k, v in st.items() if "authzone" in k})

@@ -563,7 +563,7 @@ def struct_size(builddir, name):
 
 def auth_data_size(builddir, name):
     """The size of the allocation of an auth zone's node for name: struct
-    auth_data with the name's wire format after it (patch 0066), as the
+    auth_data with the name's wire format after it (patch 0065), as the
     first node of a new version or copy of a zone, its apex, has."""
     return struct_size(builddir, "auth_data") + len(dns.name.from_text(name).to_wire())
 
