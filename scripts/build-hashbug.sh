@@ -19,10 +19,14 @@ fi
 if [ "$(cat "$tree/.head" 2>/dev/null)" != "$head" ]; then
 	rm -rf "$tree"
 	mkdir -p "$tree"
+	# -m: the files get the time of this extraction, not the commit's
+	# (git archive's), which may be older than the objects of the
+	# tree before (a series rewritten with its dates kept), so that
+	# make compiles them again
 	if [ -d "$src/.git" ]; then
-		git -C "$src" archive HEAD | tar -x -C "$tree"
+		git -C "$src" archive HEAD | tar -x -m -C "$tree"
 	else
-		(cd "$src" && tar -cf - .) | tar -xf - -C "$tree"
+		(cd "$src" && tar -cf - .) | tar -x -m -f - -C "$tree"
 	fi
 	patch -s -d "$tree" -p1 < "$here/../testcode/patches/revert-az-change-dnames-hash-fix.patch"
 	echo "$head" > "$tree/.head"
