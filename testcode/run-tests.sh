@@ -233,9 +233,10 @@ run_test() {
 	zone-reload-kind) run zone-reload-kind sh -c 'for m in yes no; do "$1" "$2/test_zone_reload_kind.py" "$3" --io-thread $m || exit 1; done' \
 		sh "$PYTHON" "$here" "$bld" ;;
 	# and a zonefile write queued before an apply whose check waits, and
-	# the write after a check that a worker made when its job to the I/O
-	# thread could not be allocated, and the end of a lookup for a zone
-	# that fast_reload +p replaced, before the workers picked that up
+	# a check whose job to the I/O thread could not be allocated (tried
+	# again, made and written by the thread), and the end of a lookup for
+	# a zone that fast_reload +p replaced, before the workers picked that
+	# up
 	zone-zonemd) run zone-zonemd sh -c '"$1" "$2/test_zone_zonemd.py" "$3" --io-check &&
 		"$1" "$2/test_zone_zonemd.py" "$3" --queued-write --io-thread yes &&
 		"$1" "$2/test_zone_zonemd.py" "$3" --names 2000 --queue-nomem --io-thread yes &&

@@ -13,7 +13,9 @@ the zonefile is put back to serial 1, and unbound-control fast_reload
 The data served (serial 2) is newer than the file, so it is kept, and it
 must get its policies: the QNAME trigger h5. answers 10.2.0.5, not 10.1.0.5
 (the file's) nor the answer without a policy (SERVFAIL, no upstream);
-the log says serial 2 was kept, and (verbosity 4) that its policies
+the log says serial 2 was kept, by the auth-zone I/O thread (issue 67:
+the thread is the one writer of zone data, fast_reload waits for it),
+and (verbosity 4) that its policies
 were made before fast_reload's locks, and that both zones were compared
 before them and only pol.example. again under them; serial 2 is written to the
 zonefile after the reload; unbound stops with exit status 0
@@ -33,8 +35,8 @@ import dns.message
 import dns.query
 
 from harness.zone import (Primary, Secondary, WaitProbe, check_clean_exit,
-                          checker, file_serial, notify, rpz_clause, verdict,
-                          wait_for, write_zone)
+                          checker, file_serial, log_threads, notify, rpz_clause,
+                          verdict, wait_for, write_zone)
 
 ZONE = "pol.example."
 # a zone beside it that the reload does not change
@@ -104,6 +106,13 @@ def main():
                       (r.stdout + r.stderr).strip()[-200:]))
             check("keeping serial 2" in ub.read_log(),
                   "fast_reload kept serial 2 over the zonefile's serial 1")
+            # the I/O thread is the one writer of zone data while it
+            # runs: it moves the data kept, fast_reload waits for it
+            kept = log_threads(ub.read_log(), "keeping serial 2")
+            check(kept == {str(ub.threads)},
+                  "the data kept was put in place by the auth-zone I/O "
+                  "thread (threads %s, the I/O thread %d)" % (
+                      sorted(kept), ub.threads))
             check("the RPZ policies of serial 2 were made before fast_reload's "
                   "locks" in ub.read_log(),
                   "the policies of the kept data were made before fast_reload "

@@ -540,6 +540,14 @@ def sanitizer_reports(log):
     return [l for l in log.splitlines() if "Sanitizer" in l or "runtime error" in l]
 
 
+def log_threads(log, text):
+    """The thread numbers of the log lines that contain text (unbound's
+    log prefix: name[pid:thread]); the auth-zone I/O thread is number
+    num-threads (Secondary.threads)."""
+    return {m.group(1) for m in re.finditer(r"unbound\[\d+:(\d+)\] [a-z]+: .*%s" %
+                                          re.escape(text), log)}
+
+
 def check_clean_exit(check, rc, log):
     """check (from checker()) that unbound exited with status 0 and that
     its log has no sanitizer report."""
